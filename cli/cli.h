@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+#ifndef UROCE_CLI_H
+#define UROCE_CLI_H
+
+/* Print "uroce: MSG" to stderr; returns 1 (the exit status of a failed command). */
+int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int cmd_link(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* uroce link add|del|show: the iproute2 "rdma link" conventions. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+
+#include "cli.h"
+#include "registry.h"
+
+/* Serialise registry changes of one namespace (concurrent link add/del). */
+static int lock_ns(const char *nsdir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (uroce_mkdirs(nsdir, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/.lock", nsdir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	return fd;
+}
+
+static int sync_tree(const char *nsdir)
+{
+	struct uroce_dev_rec *recs;
+	char sysroot[PATH_MAX];
+	int n, ret;
+
+	ret = uroce_reg_load_all(nsdir, &recs, &n);
+	if (ret)
+		return ret;
+	snprintf(sysroot, sizeof(sysroot), "%s/sys", nsdir);
+	ret = uroce_tree_sync(sysroot, recs, n);
+	free(recs);
+	return ret;
+}
+
+static int need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return 0;
+	return fail("%s needs root: it creates or removes %s/uverbsN and the "
+		    "device registry (run it with sudo; using a device afterwards "
+		    "needs no root)", what, UROCE_CDEV_DIR);
+}
+
+static int link_add(int argc, char **argv)
+{
+	struct uroce_dev_rec rec = { .transport = UROCE_TRANSPORT_UDP };
+	const char *name, *netdev = NULL;
+	struct uroce_netdev nd;
+	char nsdir[PATH_MAX];
+	int ret, lockfd;
+
+	if (argc < 1)
+		return fail("usage: uroce link add NAME netdev IFACE [transport udp|xdp]");
+	name = argv[0];
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return fail("\"%s\" needs a value", argv[i]);
+		if (!strcmp(argv[i], "netdev"))
+			netdev = argv[i + 1];
+		else if (!strcmp(argv[i], "transport")) {
+			if (uroce_transport_parse(argv[i + 1], &rec.transport))
+				return fail("unknown transport \"%s\" (udp or xdp)", argv[i + 1]);
+		} else if (!strcmp(argv[i], "type")) {
+			if (strcmp(argv[i + 1], "uroce"))
+				return fail("type \"%s\": uroce only makes uroce devices", argv[i + 1]);
+		} else
+			return fail("unknown argument \"%s\"", argv[i]);
+	}
+	if (!netdev)
+		return fail("missing \"netdev IFACE\"");
+	if (!uroce_name_valid(name))
+		return fail("invalid device name \"%s\" (letters, digits, '_', '.', '-'; at most %d)",
+			    name, UROCE_NAME_MAX - 1);
+	if (rec.transport == UROCE_TRANSPORT_XDP)
+		return fail("transport xdp is not implemented yet; use transport udp");
+	if (need_root("link add"))
+		return 1;
+	ret = uroce_netdev_query(netdev, &nd);
+	if (ret == -ENODEV)
+		return fail("no network interface \"%s\" in this network namespace", netdev);
+	if (ret)
+		return fail("cannot read interface \"%s\": %s", netdev, strerror(-ret));
+	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
+		return fail("cannot name this network namespace: %s", strerror(-ret));
+	lockfd = lock_ns(nsdir);
+	if (lockfd < 0)
+		return fail("cannot create %s: %s", nsdir, strerror(errno));
+	if (uroce_reg_find(nsdir, name, &rec) == 0) {
+		close(lockfd);
+		return fail("device \"%s\" already exists", name);
+	}
+	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	snprintf(rec.netdev, sizeof(rec.netdev), "%s", nd.name);
+	rec.uverbs = uroce_cdev_create();
+	if (rec.uverbs < 0) {
+		close(lockfd);
+		return fail("cannot create %s/uverbsN: %s", UROCE_CDEV_DIR, strerror(-rec.uverbs));
+	}
+	ret = uroce_reg_save(nsdir, &rec);
+	if (!ret)
+		ret = sync_tree(nsdir);
+	if (ret) {
+		uroce_reg_remove(nsdir, name);
+		uroce_cdev_remove(rec.uverbs);
+		sync_tree(nsdir);
+		close(lockfd);
+		return fail("cannot write the device registry in %s: %s", nsdir, strerror(-ret));
+	}
+	close(lockfd);
+	return 0;
+}
+
+static int link_del(int argc, char **argv)
+{
+	struct uroce_dev_rec rec;
+	char nsdir[PATH_MAX];
+	int ret, lockfd;
+
+	if (argc != 1)
+		return fail("usage: uroce link del NAME");
+	if (need_root("link del"))
+		return 1;
+	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
+		return fail("cannot name this network namespace: %s", strerror(-ret));
+	lockfd = lock_ns(nsdir);
+	if (uroce_reg_find(nsdir, argv[0], &rec)) {
+		close(lockfd);
+		return fail("no device \"%s\" in this network namespace", argv[0]);
+	}
+	uroce_reg_remove(nsdir, rec.name);
+	ret = uroce_cdev_remove(rec.uverbs);
+	sync_tree(nsdir);
+	close(lockfd);
+	if (ret)
+		return fail("device \"%s\" removed, but %s/uverbs%d: %s", rec.name,
+			    UROCE_CDEV_DIR, rec.uverbs, strerror(-ret));
+	return 0;
+}
+
+static void show_one(const struct uroce_dev_rec *rec)
+{
+	struct uroce_netdev nd;
+	int known = uroce_netdev_query(rec->netdev, &nd) == 0;
+	int up = known && nd.admin_up && nd.carrier;
+
+	printf("link %s/1 state %s physical_state %s netdev %s transport %s uverbs uverbs%d",
+	       rec->name, up ? "ACTIVE" : "DOWN", up ? "LINK_UP" : "DISABLED",
+	       rec->netdev, uroce_transport_name(rec->transport), rec->uverbs);
+	if (!known)
+		printf(" (netdev missing)");
+	putchar('\n');
+}
+
+static int link_show(int argc, char **argv)
+{
+	struct uroce_dev_rec *recs;
+	char nsdir[PATH_MAX];
+	int n, ret, shown = 0;
+
+	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
+		return fail("cannot name this network namespace: %s", strerror(-ret));
+	if ((ret = uroce_reg_load_all(nsdir, &recs, &n)))
+		return fail("cannot read %s: %s", nsdir, strerror(-ret));
+	for (int i = 0; i < n; i++)
+		if (argc == 0 || !strcmp(recs[i].name, argv[0])) {
+			show_one(&recs[i]);
+			shown++;
+		}
+	free(recs);
+	if (argc > 0 && !shown)
+		return fail("no device \"%s\" in this network namespace", argv[0]);
+	return 0;
+}
+
+int cmd_link(int argc, char **argv)
+{
+	if (argc == 0 || !strcmp(argv[0], "show") || !strcmp(argv[0], "list"))
+		return link_show(argc ? argc - 1 : 0, argv + 1);
+	if (!strcmp(argv[0], "add"))
+		return link_add(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "del") || !strcmp(argv[0], "delete"))
+		return link_del(argc - 1, argv + 1);
+	return fail("unknown link command \"%s\" (add, del, show)", argv[0]);
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * uroce run: start an unmodified program so that libibverbs finds this
+ * network namespace's uroce devices: a fresh sysfs-like tree (the GIDs
+ * follow the interface's addresses) behind SYSFS_PATH, and our provider
+ * in RDMAV_DRIVERS.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "provider_version.h"
+#include "registry.h"
+
+/* The provider that belongs to this uroce binary: build tree or installed. */
+static const char *provider_prefix(void)
+{
+	const char *env = getenv("UROCE_PROVIDER");
+	static char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		if (!strncmp(exe, UROCE_BUILD_ROOT "/", strlen(UROCE_BUILD_ROOT) + 1))
+			return UROCE_PROVIDER_BUILD;
+	}
+	return UROCE_PROVIDER_INSTALLED;
+}
+
+/* The registry's tree if we may refresh it, else a private copy of it. */
+static int pick_sysroot(const char *nsdir, char *buf, size_t len)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	char dir[PATH_MAX];
+	int ret;
+
+	if (snprintf(buf, len, "%s/sys", nsdir) >= (int)len)
+		return -ENAMETOOLONG;
+	if (access(buf, W_OK) == 0)
+		return 0;
+	if (!base || !*base || access(base, W_OK))
+		base = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/uroce-%u", base, (unsigned int)getuid());
+	if ((ret = uroce_mkdirs(dir, 0700)))
+		return ret;
+	chmod(dir, 0700);
+	if (snprintf(buf, len, "%s/%s/sys", dir, strrchr(nsdir, '/') + 1) >= (int)len)
+		return -ENAMETOOLONG;
+	return uroce_mkdirs(buf, 0700);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct uroce_dev_rec *recs;
+	char nsdir[PATH_MAX], sysroot[PATH_MAX], drivers[2 * PATH_MAX];
+	const char *old;
+	struct stat st;
+	int n, ret;
+
+	if (argc > 0 && !strcmp(argv[0], "--"))
+		argc--, argv++;
+	if (argc == 0)
+		return fail("usage: uroce run [--] CMD [ARGS...]");
+	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
+		return fail("cannot name this network namespace: %s", strerror(-ret));
+	if ((ret = uroce_reg_load_all(nsdir, &recs, &n)))
+		return fail("cannot read the device registry %s: %s", nsdir, strerror(-ret));
+	if (n == 0)
+		return fail("no uroce devices in this network namespace "
+			    "(add one as root: uroce link add NAME netdev IFACE)");
+	if ((ret = pick_sysroot(nsdir, sysroot, sizeof(sysroot))) ||
+	    (ret = uroce_tree_sync(sysroot, recs, n))) {
+		free(recs);
+		return fail("cannot write the device tree %s: %s", sysroot, strerror(-ret));
+	}
+	free(recs);
+	if (stat("/sys/class/infiniband_verbs", &st) == 0)
+		fprintf(stderr, "uroce: warning: this kernel has RDMA support; libibverbs "
+			"asks the kernel for devices and will not see uroce's\n");
+
+	old = getenv("RDMAV_DRIVERS");
+	if (old && *old)
+		snprintf(drivers, sizeof(drivers), "%s:%s", provider_prefix(), old);
+	else
+		snprintf(drivers, sizeof(drivers), "%s", provider_prefix());
+	setenv("SYSFS_PATH", sysroot, 1);
+	setenv("RDMAV_DRIVERS", drivers, 1);
+	execvp(argv[0], argv);
+	return fail("cannot run \"%s\": %s", argv[0], strerror(errno)) + 126;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* Open-addressing hash table from random 32-bit keys to objects. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "keytab.h"
+
+#define EMPTY 0u
+#define TOMB UINT32_MAX
+
+static uint32_t slot_of(uint32_t key, uint32_t cap)
+{
+	return (key * 2654435761u) & (cap - 1);
+}
+
+int uroce_keytab_init(struct uroce_keytab *t)
+{
+	t->cap = 64;
+	t->used = 0;
+	t->keys = calloc(t->cap, sizeof(*t->keys));
+	t->objs = calloc(t->cap, sizeof(*t->objs));
+	if (!t->keys || !t->objs) {
+		free(t->keys);
+		free(t->objs);
+		return -ENOMEM;
+	}
+	pthread_rwlock_init(&t->lock, NULL);
+	return 0;
+}
+
+void uroce_keytab_destroy(struct uroce_keytab *t)
+{
+	free(t->keys);
+	free(t->objs);
+	pthread_rwlock_destroy(&t->lock);
+}
+
+static void place(uint32_t *keys, void **objs, uint32_t cap, uint32_t key, void *obj)
+{
+	uint32_t i = slot_of(key, cap);
+
+	while (keys[i] != EMPTY && keys[i] != TOMB)
+		i = (i + 1) & (cap - 1);
+	keys[i] = key;
+	objs[i] = obj;
+}
+
+static long find(const struct uroce_keytab *t, uint32_t key)
+{
+	uint32_t i = slot_of(key, t->cap);
+
+	for (uint32_t n = 0; n < t->cap && t->keys[i] != EMPTY; n++) {
+		if (t->keys[i] == key)
+			return i;
+		i = (i + 1) & (t->cap - 1);
+	}
+	return -1;
+}
+
+/* Grow (or clean tombstones) so that at most half the slots are taken. */
+static int make_room(struct uroce_keytab *t)
+{
+	uint32_t ncap = t->cap;
+	uint32_t *nkeys;
+	void **nobjs;
+
+	if ((t->used + 1) * 2 <= t->cap)
+		return 0;
+	while ((t->used + 1) * 4 > ncap)
+		ncap *= 2;
+	nkeys = calloc(ncap, sizeof(*nkeys));
+	nobjs = calloc(ncap, sizeof(*nobjs));
+	if (!nkeys || !nobjs) {
+		free(nkeys);
+		free(nobjs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->keys[i] != EMPTY && t->keys[i] != TOMB)
+			place(nkeys, nobjs, ncap, t->keys[i], t->objs[i]);
+	free(t->keys);
+	free(t->objs);
+	t->keys = nkeys;
+	t->objs = nobjs;
+	t->cap = ncap;
+	return 0;
+}
+
+uint32_t uroce_keytab_insert(struct uroce_keytab *t, void *obj)
+{
+	uint32_t key = 0;
+
+	pthread_rwlock_wrlock(&t->lock);
+	if (make_room(t)) {
+		pthread_rwlock_unlock(&t->lock);
+		errno = ENOMEM;
+		return 0;
+	}
+	do {
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key)) {
+			pthread_rwlock_unlock(&t->lock);
+			errno = EAGAIN;
+			return 0;
+		}
+	} while (key == EMPTY || key == TOMB || find(t, key) >= 0);
+	place(t->keys, t->objs, t->cap, key, obj);
+	t->used++;
+	pthread_rwlock_unlock(&t->lock);
+	return key;
+}
+
+void *uroce_keytab_lookup(struct uroce_keytab *t, uint32_t key)
+{
+	void *obj = NULL;
+	long i;
+
+	if (key == EMPTY || key == TOMB)
+		return NULL;
+	pthread_rwlock_rdlock(&t->lock);
+	i = find(t, key);
+	if (i >= 0)
+		obj = t->objs[i];
+	pthread_rwlock_unlock(&t->lock);
+	return obj;
+}
+
+int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key)
+{
+	long i;
+
+	if (key == EMPTY || key == TOMB)
+		return -ENOENT;
+	pthread_rwlock_wrlock(&t->lock);
+	i = find(t, key);
+	if (i >= 0) {
+		t->keys[i] = TOMB;
+		t->objs[i] = NULL;
+		t->used--;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return i >= 0 ? 0 : -ENOENT;
+}

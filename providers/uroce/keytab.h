@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Unpredictable 32-bit keys (L_Key/R_Key) mapped to objects.  Keys come
+ * from getrandom(), so a peer cannot guess a valid R_Key from another
+ * (IBTA 10.6.3: keys are the only protection of remote access).
+ */
+#ifndef UROCE_KEYTAB_H
+#define UROCE_KEYTAB_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+struct uroce_keytab {
+	pthread_rwlock_t lock;
+	uint32_t cap;     /* power of two */
+	uint32_t used;
+	uint32_t *keys;   /* 0 = empty, UINT32_MAX = deleted */
+	void **objs;
+};
+
+int uroce_keytab_init(struct uroce_keytab *t);
+void uroce_keytab_destroy(struct uroce_keytab *t);
+/* Store OBJ under a new random key; returns the key, or 0 with errno set. */
+uint32_t uroce_keytab_insert(struct uroce_keytab *t, void *obj);
+void *uroce_keytab_lookup(struct uroce_keytab *t, uint32_t key);
+int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key);
+
+#endif

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The provider plugin: registration with libibverbs, device and context
+ * lifetime, and the table of verbs we implement.  Verbs left out of the
+ * table keep libibverbs' defaults, which fail with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "provider_version.h"
+#include "uroce.h"
+
+/* Our registry writes device/modalias = "uroce:NAME" (see tree.c). */
+static const struct verbs_match_ent uroce_match_table[] = {
+	{ .u.modalias = "uroce:*", .kind = PABI_MATCH_MODALIAS },
+	{ .kind = PABI_MATCH_SENTINEL },
+};
+
+static void read_attr(const char *ibdev_path, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/uroce/%s", ibdev_path, file);
+	if (uroce_read_file(path, buf, len) < 0)
+		buf[0] = 0;
+}
+
+static struct verbs_device *uroce_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct uroce_device *dev = calloc(1, sizeof(*dev));
+	char transport[16];
+
+	if (!dev)
+		return NULL;
+	read_attr(sysfs_dev->ibdev_path, "netdev", dev->netdev, sizeof(dev->netdev));
+	read_attr(sysfs_dev->ibdev_path, "transport", transport, sizeof(transport));
+	if (uroce_transport_parse(transport, &dev->transport))
+		dev->transport = UROCE_TRANSPORT_UDP;
+	return &dev->vdev;
+}
+
+static void uroce_uninit_device(struct verbs_device *vdev)
+{
+	free(to_udev(&vdev->device));
+}
+
+static void uroce_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops uroce_ctx_ops = {
+	.alloc_pd = uroce_alloc_pd,
+	.create_cq = uroce_create_cq,
+	.dealloc_pd = uroce_dealloc_pd,
+	.dereg_mr = uroce_dereg_mr,
+	.destroy_cq = uroce_destroy_cq,
+	.free_context = uroce_free_context,
+	.poll_cq = uroce_poll_cq,
+	.query_device_ex = uroce_query_device_ex,
+	.query_port = uroce_query_port,
+	.reg_mr = uroce_reg_mr,
+};
+
+/*
+ * libibverbs hands us an open /dev/infiniband/uverbsN, a stand-in node with
+ * no kernel behind it.  A few verbs of libibverbs' core write uverbs
+ * commands to that fd directly; put an eventfd in its place so that such a
+ * write fails with EINVAL instead of "succeeding" into /dev/null.
+ */
+static int neuter_cmd_fd(int cmd_fd)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	if (efd < 0)
+		return -errno;
+	if (dup3(efd, cmd_fd, O_CLOEXEC) < 0) {
+		int err = -errno;
+
+		close(efd);
+		return err;
+	}
+	close(efd);
+	return 0;
+}
+
+/* The GID table follows the netdev's addresses: refresh it at every open. */
+static void refresh_tree(struct ibv_device *ibdev, struct uroce_context *ctx)
+{
+	struct uroce_device *dev = to_udev(ibdev);
+	struct uroce_netdev nd;
+
+	if (uroce_netdev_query(dev->netdev, &nd))
+		return;
+	ctx->node_guid = uroce_netdev_guid(&nd);
+	if (access(ibdev->ibdev_path, W_OK) == 0)
+		uroce_tree_refresh_port(ibdev->ibdev_path, &nd);
+}
+
+static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd, void *private_data)
+{
+	struct uroce_context *ctx;
+	int pipefd[2];
+
+	ctx = pabi_alloc_context(ibdev, cmd_fd, struct uroce_context, vctx);
+	if (!ctx)
+		return NULL;
+	ctx->async_wr_fd = -1;
+	if (neuter_cmd_fd(cmd_fd))
+		goto err;
+	/* Asynchronous events: ibv_get_async_event() reads struct
+	 * ib_uverbs_async_event_desc records from async_fd. */
+	if (pipe2(pipefd, O_CLOEXEC))
+		goto err;
+	ctx->vctx.context.async_fd = pipefd[0];
+	ctx->async_wr_fd = pipefd[1];
+	fcntl(ctx->async_wr_fd, F_SETFL, O_NONBLOCK);
+	if (uroce_keytab_init(&ctx->mr_keys))
+		goto err;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->vctx.context.num_comp_vectors = UROCE_NUM_COMP_VECTORS;
+	refresh_tree(ibdev, ctx);
+	verbs_set_ops(&ctx->vctx, &uroce_ctx_ops);
+	return &ctx->vctx;
+err:
+	{
+		int err = errno;
+
+		if (ctx->async_wr_fd >= 0)
+			close(ctx->async_wr_fd);
+		verbs_uninit_context(&ctx->vctx);
+		free(ctx);
+		errno = err ? err : ENOMEM;
+		return NULL;
+	}
+}
+
+static void uroce_free_context(struct ibv_context *ibctx)
+{
+	struct uroce_context *ctx = to_uctx(ibctx);
+
+	uroce_keytab_destroy(&ctx->mr_keys);
+	pthread_mutex_destroy(&ctx->lock);
+	if (ctx->async_wr_fd >= 0)
+		close(ctx->async_wr_fd);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_device_ops uroce_dev_ops = {
+	.name = "uroce",
+	.match_min_abi_version = UROCE_DRIVER_ABI,
+	.match_max_abi_version = UROCE_DRIVER_ABI,
+	.match_table = uroce_match_table,
+	.alloc_device = uroce_alloc_device,
+	.uninit_device = uroce_uninit_device,
+	.alloc_context = uroce_alloc_context,
+};
+
+__attribute__((constructor)) static void uroce_register(void)
+{
+	pabi_register_driver(&uroce_dev_ops);
+}

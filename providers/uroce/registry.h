@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The device registry: which uroce devices exist in a network namespace,
+ * and the sysfs-like tree libibverbs reads to find them.
+ *
+ *   $UROCE_RUNDIR (default /run/uroce)/ns-<netns cookie>/
+ *       devices/<NAME>       one record per device (key=value lines)
+ *       sys/                 the tree SYSFS_PATH points at (see tree.c)
+ *   /dev/infiniband/uverbsN  the character node libibverbs opens
+ *
+ * Devices belong to the network namespace they were created in, as the
+ * netdev does; the namespace is named by its netns cookie, which the
+ * kernel never reuses.
+ */
+#ifndef UROCE_REGISTRY_H
+#define UROCE_REGISTRY_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <net/if.h>
+
+#include "netdev.h"
+
+#define UROCE_NAME_MAX 64
+#define UROCE_CDEV_DIR "/dev/infiniband"
+/* The node libibverbs opens is a stand-in: the null device's numbers.  The
+ * provider replaces the fd at open (see provider.c), nothing is sent to it. */
+#define UROCE_CDEV_MAJOR 1
+#define UROCE_CDEV_MINOR 3
+
+enum uroce_transport {
+	UROCE_TRANSPORT_UDP,
+	UROCE_TRANSPORT_XDP,
+};
+
+struct uroce_dev_rec {
+	char name[UROCE_NAME_MAX];
+	char netdev[IF_NAMESIZE];
+	enum uroce_transport transport;
+	int uverbs;          /* N of /dev/infiniband/uverbsN */
+};
+
+const char *uroce_transport_name(enum uroce_transport t);
+int uroce_transport_parse(const char *s, enum uroce_transport *t);
+
+/* True if NAME is a usable device name (as for the kernel: [A-Za-z0-9_.-], <64). */
+int uroce_name_valid(const char *name);
+
+/* $UROCE_RUNDIR/ns-<cookie> of the caller's network namespace. */
+int uroce_ns_dir(char *buf, size_t len);
+
+int uroce_reg_load_all(const char *nsdir, struct uroce_dev_rec **recs, int *n);
+int uroce_reg_find(const char *nsdir, const char *name, struct uroce_dev_rec *rec);
+int uroce_reg_save(const char *nsdir, const struct uroce_dev_rec *rec);
+int uroce_reg_remove(const char *nsdir, const char *name);
+
+/* Create the lowest free /dev/infiniband/uverbsN; returns N or -errno. */
+int uroce_cdev_create(void);
+int uroce_cdev_remove(int n);
+
+/*
+ * The sysfs-like tree (tree.c).  uroce_tree_sync() makes the tree under
+ * SYSROOT describe exactly RECS (stale devices removed), reading each
+ * netdev afresh; uroce_tree_refresh_port() rewrites one device's port
+ * (GIDs, state, MTU) keeping GIDs that still exist at their index.
+ */
+int uroce_tree_sync(const char *sysroot, const struct uroce_dev_rec *recs, int n);
+int uroce_tree_refresh_port(const char *ibdev_path, const struct uroce_netdev *nd);
+
+/* mkdir -p with MODE; 0 or -errno. */
+int uroce_mkdirs(const char *path, mode_t mode);
+/* rm -rf; 0 or -errno. */
+int uroce_rmtree(const char *path);
+/* Write TEXT to PATH atomically (temp file + rename); 0 or -errno. */
+int uroce_write_file(const char *path, const char *text);
+/* Read up to LEN-1 bytes of PATH, strip a trailing newline; length or -errno. */
+int uroce_read_file(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/* The provider's verbs objects and the limits the device advertises. */
+#ifndef UROCE_H
+#define UROCE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <uroce/provider_abi.h>
+
+#include "keytab.h"
+#include "registry.h"
+
+/* Limits reported by query_device; every create/reg verb enforces them. */
+enum {
+	UROCE_MAX_QP = 65536,
+	UROCE_MAX_QP_WR = 16384,
+	UROCE_MAX_SGE = 32,
+	UROCE_MAX_INLINE = 512,
+	UROCE_MAX_CQ = 65536,
+	UROCE_MAX_CQE = 1 << 20,
+	UROCE_MAX_MR = 1 << 20,
+	UROCE_MAX_PD = 1 << 20,
+	UROCE_MAX_AH = 1 << 20,
+	UROCE_MAX_SRQ = 65536,
+	UROCE_MAX_SRQ_WR = 16384,
+	UROCE_MAX_RD_ATOM = 128,
+	UROCE_NUM_COMP_VECTORS = 1,
+	UROCE_VENDOR_ID = 0xFFFFFF, /* no IEEE OUI: a software device, as rxe */
+};
+#define UROCE_MAX_MR_SIZE (1ULL << 47)   /* the x86-64 user address space */
+#define UROCE_MAX_MSG_SZ (1U << 31)      /* IBTA: 2^31 bytes */
+
+struct uroce_device {
+	struct verbs_device vdev;
+	char netdev[IF_NAMESIZE];
+	enum uroce_transport transport;
+};
+
+struct uroce_context {
+	struct verbs_context vctx;
+	uint64_t node_guid;           /* host order */
+	int async_wr_fd;              /* we write async events here; async_fd reads */
+	struct uroce_keytab mr_keys;  /* lkey/rkey -> struct uroce_mr */
+	pthread_mutex_t lock;
+	uint32_t next_pdn;
+};
+
+struct uroce_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t pdn;
+	atomic_int users;             /* MRs, QPs, AHs, SRQs: dealloc_pd is EBUSY while > 0 */
+};
+
+struct uroce_mr {
+	struct verbs_mr vmr;
+	struct uroce_pd *pd;
+	uint8_t *addr;                /* where the bytes are in this process */
+	uint64_t iova;                /* the address peers and WRs use */
+	uint64_t length;
+	int access;
+};
+
+struct uroce_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct ibv_wc *ring;
+	uint32_t size;                /* power of two */
+	uint32_t head, tail;          /* consumer, producer */
+};
+
+static inline struct uroce_device *to_udev(struct ibv_device *d)
+{
+	return (struct uroce_device *)d;
+}
+
+static inline struct uroce_context *to_uctx(struct ibv_context *c)
+{
+	return (struct uroce_context *)((char *)c - offsetof(struct uroce_context, vctx.context));
+}
+
+static inline struct uroce_pd *to_upd(struct ibv_pd *pd)
+{
+	return (struct uroce_pd *)pd;
+}
+
+static inline struct uroce_cq *to_ucq(struct ibv_cq *cq)
+{
+	return (struct uroce_cq *)cq;
+}
+
+/* query.c */
+int uroce_query_device_ex(struct ibv_context *context,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int uroce_query_port(struct ibv_context *context, uint8_t port_num,
+		     struct ibv_port_attr *attr);
+
+/* pd.c */
+struct ibv_pd *uroce_alloc_pd(struct ibv_context *context);
+int uroce_dealloc_pd(struct ibv_pd *pd);
+
+/* mr.c */
+struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int uroce_dereg_mr(struct verbs_mr *vmr);
+
+/* cq.c */
+struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int comp_vector);
+int uroce_destroy_cq(struct ibv_cq *cq);
+int uroce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+
+#endif
