@@ -1,0 +1,27 @@
+#!/bin/bash
+# Install the Debian 12 packages uroce needs to build and test, only those
+# that are missing.  Needs root (apt-get); non-interactive.
+set -euo pipefail
+packages=(
+	# build
+	meson ninja-build pkg-config gcc libc6-dev
+	libibverbs-dev libnl-3-dev libnl-route-3-dev liburing-dev
+	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
+	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
+	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
+	clang libclang-rt-14-dev iproute2 nftables util-linux
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "uroce: missing Debian packages: ${missing[*]}" >&2
+	echo "uroce: install them as root (sudo $0)" >&2
+	exit 1
+fi
+echo "uroce: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

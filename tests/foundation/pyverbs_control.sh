@@ -1,0 +1,20 @@
+#!/bin/bash
+# pyverbs drives the control-path verbs on a device on lo, as root and as an
+# unprivileged user once root has added the device.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+use_private_registry
+add_dev uroce0 lo
+here=$(cd "$(dirname "$0")" && pwd)
+
+timeout 60 "$UROCE" run "$PY" "$here/control_verbs.py" uroce0 || fail "control verbs as root"
+
+# The same as a user without privileges (needs read access to the build tree).
+if id nobody >/dev/null 2>&1 && setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$UROCE" \
+	&& setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$here/control_verbs.py"; then
+	timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups env -u XDG_RUNTIME_DIR \
+		"$UROCE" run "$PY" "$here/control_verbs.py" uroce0 || fail "control verbs as nobody"
+	pass "non-root user"
+else
+	echo "note: user nobody cannot reach the build tree; unprivileged run not checked"
+fi
