@@ -125,6 +125,16 @@ void *uroce_keytab_lookup(struct uroce_keytab *t, uint32_t key)
 	return obj;
 }
 
+void *uroce_keytab_find(struct uroce_keytab *t, uint32_t key)
+{
+	long i;
+
+	if (key == EMPTY || key == TOMB)
+		return NULL;
+	i = find(t, key);
+	return i >= 0 ? t->objs[i] : NULL;
+}
+
 int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key)
 {
 	long i;

@@ -23,6 +23,8 @@ void uroce_keytab_destroy(struct uroce_keytab *t);
 /* Store OBJ under a new random key; returns the key, or 0 with errno set. */
 uint32_t uroce_keytab_insert(struct uroce_keytab *t, void *obj);
 void *uroce_keytab_lookup(struct uroce_keytab *t, uint32_t key);
+/* Lookup with t->lock already held (read or write) by the caller. */
+void *uroce_keytab_find(struct uroce_keytab *t, uint32_t key);
 int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key);
 
 #endif

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The completer (IBTA 9.7.5.1, 9.9.2): ACKs, NAKs, RDMA READ responses and
+ * ATOMIC ACKs coming back to an RC requester complete its WQEs, in order.
+ * Called with qp->lock held.
+ */
+#include <string.h>
+
+#include "engine.h"
+#include "mem.h"
+#include "pkt.h"
+
+/* IBTA 9.7.5.2.8, table 45: RNR NAK timer codes in microseconds. */
+static const uint32_t rnr_timer_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+	1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440,
+	81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static bool is_rd_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_status st)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (is_rd_atomic(w->opcode) && qe->rd_atomic)
+		qe->rd_atomic--;
+	uroce_complete_send(qp, w, st);
+}
+
+/* The response PSN the READ at the head of the queue waits for next. */
+static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_send_wqe *w)
+{
+	return psn_add(w->first_psn, w->read_done / (qe->mtu ? qe->mtu : 1024));
+}
+
+/*
+ * PSN A is acknowledged: complete every SEND/WRITE whose packets all lie at
+ * or before A.  A READ or atomic reached this way lost its response (an
+ * implied NAK, IBTA 9.7.5.1.4): resend it.  Returns false if it had to.
+ */
+static bool ack_through(struct uroce_qp *qp, uint32_t a)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	bool progress = false;
+
+	while (qp->sq.cons != qp->sq.prod) {
+		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
+
+		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, a) > 0)
+			break;
+		if (is_rd_atomic(w->opcode)) {
+			uroce_req_rewind(qp, w->opcode == IBV_WR_RDMA_READ ?
+					 read_expected(qe, w) : w->first_psn);
+			return false;
+		}
+		done(qp, w, IBV_WC_SUCCESS);
+		progress = true;
+	}
+	if (psn_diff(psn_add(a, 1), qe->una_psn) > 0) {
+		qe->una_psn = psn_add(a, 1);
+		progress = true;
+	}
+	if (progress)
+		qe->retry_left = qp->attr.retry_cnt; /* IBTA: the count is per forward progress */
+	return true;
+}
+
+static void fail_head(struct uroce_qp *qp, enum ibv_wc_status st)
+{
+	if (qp->sq.cons != qp->sq.prod)
+		done(qp, ring_slot(&qp->sq, qp->sq.cons), st);
+	uroce_qp_to_error(qp);
+}
+
+static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_counters *c = &qe->eng->cnt;
+	uint8_t code = pkt->syndrome & 0x1f;
+
+	/* Everything before the NAKed PSN has arrived (IBTA 9.7.5.2.x). */
+	if (!ack_through(qp, psn_add(pkt->psn, -1u)))
+		return;
+	if ((pkt->syndrome & AETH_TYPE_MASK) == AETH_RNR_NAK) {
+		atomic_fetch_add(&c->rnr_naks_rx, 1);
+		if (qe->rnr_left == 0) {
+			fail_head(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->attr.rnr_retry != 7) /* 7 means retry forever */
+			qe->rnr_left--;
+		uroce_req_rewind(qp, pkt->psn);
+		qe->deadline_ns = 0;
+		qe->rnr_until_ns = uroce_now_ns() + 1000ull * rnr_timer_us[code];
+		uroce_engine_arm(qe, true);
+		return;
+	}
+	switch (code) {
+	case NAK_PSN_SEQ:
+		atomic_fetch_add(&c->seq_naks_rx, 1);
+		if (qe->retry_left == 0) {
+			fail_head(qp, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qe->retry_left--;
+		uroce_req_rewind(qp, pkt->psn);
+		uroce_req_progress(qp);
+		uroce_req_restart_timer(qp);
+		return;
+	case NAK_INVALID_REQ:
+		atomic_fetch_add(&c->err_naks_rx, 1);
+		fail_head(qp, IBV_WC_REM_INV_REQ_ERR);
+		return;
+	case NAK_REMOTE_ACCESS:
+		atomic_fetch_add(&c->err_naks_rx, 1);
+		fail_head(qp, IBV_WC_REM_ACCESS_ERR);
+		return;
+	case NAK_REMOTE_OP:
+		atomic_fetch_add(&c->err_naks_rx, 1);
+		fail_head(qp, IBV_WC_REM_OP_ERR);
+		return;
+	default:
+		atomic_fetch_add(&c->err_naks_rx, 1);
+		fail_head(qp, IBV_WC_REM_INV_RD_REQ_ERR);
+		return;
+	}
+}
+
+static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_send_wqe *w;
+	uint32_t expect;
+
+	/* A response implicitly acknowledges everything before the READ. */
+	while (qp->sq.cons != qp->sq.prod) {
+		w = ring_slot(&qp->sq, qp->sq.cons);
+		if (w->opcode == IBV_WR_RDMA_READ || w->state != UROCE_WQE_SENT ||
+		    psn_diff(w->last_psn, pkt->psn) >= 0)
+			break;
+		if (!ack_through(qp, w->last_psn))
+			return;
+	}
+	if (qp->sq.cons == qp->sq.prod)
+		return;
+	w = ring_slot(&qp->sq, qp->sq.cons);
+	if (w->opcode != IBV_WR_RDMA_READ || w->state == UROCE_WQE_POSTED)
+		return; /* a stale response */
+	expect = read_expected(qe, w);
+	if (pkt->psn != expect) {
+		/* Ahead: responses were lost; resend the READ from there once. */
+		if (psn_diff(pkt->psn, expect) > 0 && psn_diff(qe->cur_psn, expect) > 0 &&
+		    !(qe->rd_rewound && qe->rd_rewind_psn == expect)) {
+			qe->rd_rewound = true;
+			qe->rd_rewind_psn = expect;
+			atomic_fetch_add(&qe->eng->cnt.seq_naks_rx, 1);
+			uroce_req_rewind(qp, expect);
+			uroce_req_progress(qp);
+		}
+		atomic_fetch_add(&qe->eng->cnt.duplicates, 1);
+		return;
+	}
+	if (pkt->paylen > w->length - w->read_done ||
+	    (pkt->last && w->read_done + pkt->paylen != w->length &&
+	     psn_diff(pkt->psn, w->last_psn) == 0 && w->state == UROCE_WQE_SENT)) {
+		fail_head(qp, IBV_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (pkt->paylen) {
+		int ret;
+
+		uroce_mem_lock(qp);
+		ret = uroce_mem_scatter(qp, wqe_sges(w), w->num_sge, w->read_done,
+					pkt->payload, pkt->paylen);
+		uroce_mem_unlock(qp);
+		if (ret) {
+			fail_head(qp, IBV_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	w->read_done += pkt->paylen;
+	qe->una_psn = psn_add(pkt->psn, 1);
+	qe->retry_left = qp->attr.retry_cnt;
+	if (w->read_done == w->length && w->state == UROCE_WQE_SENT &&
+	    psn_diff(pkt->psn, w->last_psn) >= 0)
+		done(qp, w, IBV_WC_SUCCESS);
+	else if (w->length == 0 && w->state == UROCE_WQE_SENT)
+		done(qp, w, IBV_WC_SUCCESS);
+}
+
+static void on_atomic_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_send_wqe *w;
+	int ret;
+
+	while (qp->sq.cons != qp->sq.prod) {
+		w = ring_slot(&qp->sq, qp->sq.cons);
+		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, pkt->psn) >= 0)
+			break;
+		if (!ack_through(qp, w->last_psn))
+			return;
+	}
+	if (qp->sq.cons == qp->sq.prod)
+		return;
+	w = ring_slot(&qp->sq, qp->sq.cons);
+	if ((w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+	    w->state != UROCE_WQE_SENT || w->first_psn != pkt->psn)
+		return; /* duplicate or stale */
+	uroce_mem_lock(qp);
+	ret = uroce_mem_scatter(qp, wqe_sges(w), w->num_sge, 0, &pkt->orig, 8);
+	uroce_mem_unlock(qp);
+	qe->una_psn = psn_add(pkt->psn, 1);
+	if (ret) {
+		fail_head(qp, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	done(qp, w, IBV_WC_SUCCESS);
+}
+
+void uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint32_t una = qe->una_psn;
+
+	if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
+	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)) {
+		atomic_fetch_add(&qe->eng->cnt.drop_state, 1);
+		return;
+	}
+	/* Responses to PSNs we never sent are stale or forged: drop them. */
+	if (psn_diff(pkt->psn, qe->cur_psn) >= 0) {
+		atomic_fetch_add(&qe->eng->cnt.drop_other, 1);
+		return;
+	}
+	switch (pkt->kind) {
+	case PK_ACK:
+		if ((pkt->syndrome & AETH_TYPE_MASK) == AETH_ACK)
+			ack_through(qp, pkt->psn);
+		else
+			on_nak(qp, pkt);
+		break;
+	case PK_READ_RESP:
+		on_read_resp(qp, pkt);
+		break;
+	case PK_ATOMIC_ACK:
+		on_atomic_ack(qp, pkt);
+		break;
+	default:
+		return;
+	}
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	uroce_req_progress(qp);
+	/* The timer restarts on forward progress only (IBTA 9.7.6.1.3). */
+	if (qe->una_psn != una || psn_diff(qe->cur_psn, qe->una_psn) == 0)
+		uroce_req_restart_timer(qp);
+}

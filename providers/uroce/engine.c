@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Engine lifetime, the progress thread, packet dispatch by destination QP,
+ * and the hooks the verbs layer calls.  The engine runs in the application
+ * process: one-sided operations aimed at it complete while the
+ * application makes no verbs call, because this thread serves them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "engine.h"
+#include "pkt.h"
+
+#define WAKE_IDX (UROCE_GID_TBL_LEN + 1)
+
+static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uroce_engine *engines;
+
+uint64_t uroce_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
+{
+	if (qe->armed == on)
+		return;
+	qe->armed = on;
+	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on) {
+		uint64_t one = 1; /* the thread may sleep without a tick: wake it */
+
+		if (write(qe->eng->wake_fd, &one, sizeof(one)) < 0)
+			(void)0;
+	}
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
+{
+	pid_t owner;
+
+	if (rx->forwarded)
+		goto drop;
+	owner = uroce_qpn_owner(eng->qpns, qpn, 0);
+	if (!owner || owner == getpid())
+		goto drop;
+	if (uroce_udp_forward(eng, owner, rx) == 0) {
+		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
+		return;
+	}
+	/* The owner may be gone: ask again, freeing its QPN if it died. */
+	owner = uroce_qpn_owner(eng->qpns, qpn, 1);
+	if (owner && owner != getpid() && uroce_udp_forward(eng, owner, rx) == 0) {
+		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
+		return;
+	}
+drop:
+	atomic_fetch_add(&eng->cnt.drop_no_qp, 1);
+}
+
+void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
+{
+	struct uroce_pkt pkt;
+	struct uroce_qp *qp = NULL;
+	uint32_t qpn;
+	int ret;
+
+	atomic_fetch_add(&eng->cnt.rx_pkts, 1);
+	atomic_fetch_add(&eng->cnt.rx_bytes, rx->len);
+	ret = uroce_pkt_parse(eng, rx, &pkt);
+	if (ret) {
+		atomic_fetch_add(ret == -EBADMSG ? &eng->cnt.drop_icrc : &eng->cnt.drop_parse, 1);
+		return;
+	}
+	qpn = pkt.dqpn;
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	if (qpn < UROCE_MAX_QP)
+		qp = eng->qps[qpn];
+	if (qp)
+		pthread_mutex_lock(&qp->lock);
+	pthread_rwlock_unlock(&eng->qps_lock);
+	if (!qp) {
+		forward(eng, qpn, rx);
+		return;
+	}
+	if (pkt.is_response)
+		uroce_comp_rx(qp, &pkt);
+	else
+		uroce_resp_rx(qp, &pkt, rx);
+	pthread_mutex_unlock(&qp->lock);
+}
+
+/* ---- the progress thread -------------------------------------------------- */
+
+static void run_timers(struct uroce_engine *eng)
+{
+	uint64_t now = uroce_now_ns();
+
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (uint32_t i = 0; i < eng->n_qps; i++) {
+		struct uroce_qp *qp = eng->qp_list[i];
+		struct uroce_qp_eng *qe = qp->engine;
+
+		if (!qe->armed)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		uroce_req_timer(qp, now);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
+}
+
+static void *progress_thread(void *arg)
+{
+	struct uroce_engine *eng = arg;
+	struct epoll_event evs[16];
+
+	while (!atomic_load(&eng->stop)) {
+		int timeout = atomic_load(&eng->armed) > 0 ? 1 : -1;
+		int n = epoll_wait(eng->epfd, evs, 16, timeout);
+
+		for (int i = 0; i < n; i++) {
+			uint64_t idx = evs[i].data.u64;
+
+			if (idx == WAKE_IDX) {
+				uint64_t v;
+
+				if (read(eng->wake_fd, &v, sizeof(v)) < 0)
+					(void)0;
+				continue;
+			}
+			uroce_udp_poll(eng, (int)idx);
+		}
+		if (atomic_load(&eng->armed) > 0)
+			run_timers(eng);
+	}
+	return NULL;
+}
+
+/* ---- lifetime ---------------------------------------------------------------- */
+
+static void engine_free(struct uroce_engine *eng)
+{
+	uroce_udp_close(eng);
+	if (eng->epfd >= 0)
+		close(eng->epfd);
+	if (eng->wake_fd >= 0)
+		close(eng->wake_fd);
+	uroce_qpn_close(eng->qpns);
+	uroce_pkt_trace_close(eng);
+	free(eng->qps);
+	free(eng->qp_list);
+	free(eng);
+}
+
+static struct uroce_engine *engine_new(struct uroce_context *ctx)
+{
+	struct uroce_device *dev = to_udev(ctx->vctx.context.device);
+	struct uroce_engine *eng = calloc(1, sizeof(*eng));
+	char nsdir[PATH_MAX];
+	int err;
+
+	if (!eng)
+		return NULL;
+	eng->epfd = eng->wake_fd = eng->fwd_fd = -1;
+	snprintf(eng->devname, sizeof(eng->devname), "%s", ctx->vctx.context.device->name);
+	snprintf(eng->netdev, sizeof(eng->netdev), "%s", dev->netdev);
+	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
+		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
+	pthread_rwlock_init(&eng->qps_lock, NULL);
+	pthread_mutex_init(&eng->tx_lock, NULL);
+	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
+	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
+	eng->qpns = uroce_qpn_open(eng->nsid, eng->devname, UROCE_MAX_QP);
+	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
+	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!eng->qps || !eng->qp_list || !eng->qpns || eng->epfd < 0 || eng->wake_fd < 0) {
+		err = errno ? errno : ENOMEM;
+		goto fail;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_IDX };
+	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->wake_fd, &ev);
+	err = -uroce_udp_open(eng);
+	if (err)
+		goto fail;
+	uroce_pkt_trace_open(eng);
+	err = pthread_create(&eng->thread, NULL, progress_thread, eng);
+	if (err)
+		goto fail;
+	return eng;
+fail:
+	engine_free(eng);
+	errno = err;
+	return NULL;
+}
+
+struct uroce_engine *uroce_engine_get(struct uroce_context *ctx)
+{
+	const char *name = ctx->vctx.context.device->name;
+	struct uroce_engine *eng;
+
+	pthread_mutex_lock(&engines_lock);
+	for (eng = engines; eng; eng = eng->next)
+		if (!strcmp(eng->devname, name))
+			break;
+	if (!eng) {
+		eng = engine_new(ctx);
+		if (eng) {
+			eng->next = engines;
+			engines = eng;
+		}
+	}
+	if (eng)
+		eng->refs++;
+	pthread_mutex_unlock(&engines_lock);
+	return eng;
+}
+
+void uroce_engine_put(struct uroce_engine *eng)
+{
+	struct uroce_engine **pp;
+	uint64_t one = 1;
+
+	if (!eng)
+		return;
+	pthread_mutex_lock(&engines_lock);
+	if (--eng->refs > 0) {
+		pthread_mutex_unlock(&engines_lock);
+		return;
+	}
+	for (pp = &engines; *pp; pp = &(*pp)->next)
+		if (*pp == eng) {
+			*pp = eng->next;
+			break;
+		}
+	pthread_mutex_unlock(&engines_lock);
+	atomic_store(&eng->stop, true);
+	if (write(eng->wake_fd, &one, sizeof(one)) < 0)
+		(void)0;
+	pthread_join(eng->thread, NULL);
+	engine_free(eng);
+}
+
+/* ---- completions and errors --------------------------------------------------- */
+
+static enum ibv_wc_opcode send_wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static void push_cqe(struct uroce_qp *qp, struct uroce_cq *cq, struct ibv_wc *wc)
+{
+	if (uroce_cq_push(cq, wc) == -ENOSPC) {
+		/* CQ overrun: never a silent drop (IBTA 11.4.2.1: CQ error). */
+		fprintf(stderr, "uroce: CQ overrun on QP %u: the CQ is in error\n",
+			qp->vqp.qp.qp_num);
+	}
+}
+
+void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
+			 enum ibv_wc_status status)
+{
+	bool signaled = qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
+
+	if (status != IBV_WC_SUCCESS || signaled) {
+		struct ibv_wc wc = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = send_wc_opcode(w->opcode),
+			.qp_num = qp->vqp.qp.qp_num,
+		};
+
+		if (status == IBV_WC_SUCCESS && (w->opcode == IBV_WR_RDMA_READ))
+			wc.byte_len = w->length;
+		else if (status == IBV_WC_SUCCESS &&
+			 (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			  w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD))
+			wc.byte_len = 8;
+		push_cqe(qp, qp->scq, &wc);
+	}
+	w->state = UROCE_WQE_DONE;
+	qp->sq.cons++;
+}
+
+static void flush_queues(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	while (ring_used(&qp->sq)) {
+		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
+
+		if ((w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		     w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) && w->state != UROCE_WQE_POSTED &&
+		    qe->rd_atomic)
+			qe->rd_atomic--;
+		uroce_complete_send(qp, w, IBV_WC_WR_FLUSH_ERR);
+	}
+	qe->sq_next = qp->sq.cons;
+	qe->cur_off = 0;
+	qe->una_psn = qe->cur_psn;
+	while (!qp->srq && ring_used(&qp->rq)) {
+		struct uroce_recv_wqe *r = ring_slot(&qp->rq, qp->rq.cons);
+		struct ibv_wc wc = {
+			.wr_id = r->wr_id,
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.qp_num = qp->vqp.qp.qp_num,
+		};
+
+		push_cqe(qp, qp->rcq, &wc);
+		qp->rq.cons++;
+	}
+	qe->deadline_ns = qe->rnr_until_ns = 0;
+	uroce_engine_arm(qe, false);
+}
+
+void uroce_qp_to_error(struct uroce_qp *qp)
+{
+	qp->state = IBV_QPS_ERR;
+	qp->vqp.qp.state = IBV_QPS_ERR;
+	qp->attr.qp_state = IBV_QPS_ERR;
+	flush_queues(qp);
+}
+
+/* ---- hooks of the verbs layer ------------------------------------------------------ */
+
+int uroce_engine_qp_create(struct uroce_qp *qp)
+{
+	struct uroce_context *ctx = qp->ctx;
+	struct uroce_qp_eng *qe;
+	struct uroce_engine *eng;
+	uint32_t qpn;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->engine)
+		ctx->engine = uroce_engine_get(ctx);
+	eng = ctx->engine;
+	pthread_mutex_unlock(&ctx->lock);
+	if (!eng)
+		return errno ? errno : EIO;
+	qe = calloc(1, sizeof(*qe));
+	if (!qe)
+		return ENOMEM;
+	qpn = uroce_qpn_alloc(eng->qpns);
+	if (!qpn) {
+		free(qe);
+		return ENOMEM;
+	}
+	qe->eng = eng;
+	qe->qp = qp;
+	qe->rwqe = (struct uroce_recv_wqe *)qe->rwqe_buf;
+	qp->engine = qe;
+	qp->vqp.qp.qp_num = qpn;
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	eng->qps[qpn] = qp;
+	eng->qp_list[eng->n_qps++] = qp;
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return 0;
+}
+
+void uroce_engine_qp_destroy(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_engine *eng;
+	uint32_t qpn = qp->vqp.qp.qp_num;
+
+	if (!qe)
+		return;
+	eng = qe->eng;
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	eng->qps[qpn] = NULL;
+	for (uint32_t i = 0; i < eng->n_qps; i++)
+		if (eng->qp_list[i] == qp) {
+			eng->qp_list[i] = eng->qp_list[--eng->n_qps];
+			break;
+		}
+	pthread_rwlock_unlock(&eng->qps_lock);
+	/* Nothing can find the QP now; wait for a packet being processed. */
+	pthread_mutex_lock(&qp->lock);
+	uroce_engine_arm(qe, false);
+	pthread_mutex_unlock(&qp->lock);
+	uroce_qpn_free(eng->qpns, qpn);
+	free(qe);
+	qp->engine = NULL;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 1024;
+}
+
+void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
+			      int attr_mask)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	switch (qp->state) {
+	case IBV_QPS_RESET: {
+		struct uroce_engine *eng = qe->eng;
+		struct uroce_qp *self = qe->qp;
+		bool armed = qe->armed;
+
+		memset(qe, 0, sizeof(*qe));
+		qe->eng = eng;
+		qe->qp = self;
+		qe->armed = armed;
+		qe->rwqe = (struct uroce_recv_wqe *)qe->rwqe_buf;
+		uroce_engine_arm(qe, false);
+		break;
+	}
+	case IBV_QPS_RTR:
+		if (!qp->udp_sport) {
+			/* RoCEv2 source port: entropy from the QPN (A17.3.1). */
+			uint32_t h = qp->vqp.qp.qp_num * 0x61C88647u;
+
+			qp->udp_sport = 0xC000 | (h >> 18);
+		}
+		if (old_state != IBV_QPS_RTR) {
+			qe->epsn = qp->attr.rq_psn & 0xffffff;
+			qe->msn = 0;
+		}
+		if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+			struct uroce_netdev nd;
+
+			qe->mtu = uroce_netdev_query(qe->eng->netdev, &nd) ? 1024 :
+				  mtu_bytes(uroce_netdev_ib_mtu(nd.mtu));
+		} else {
+			qe->mtu = mtu_bytes(qp->attr.path_mtu);
+		}
+		break;
+	case IBV_QPS_RTS:
+		if (old_state == IBV_QPS_RTR || (attr_mask & IBV_QP_SQ_PSN)) {
+			qe->sq_psn = qp->attr.sq_psn & 0xffffff;
+			qe->cur_psn = qe->sq_psn;
+			qe->una_psn = qe->sq_psn;
+			qe->sq_next = qp->sq.cons;
+			qe->cur_off = 0;
+		}
+		qe->retry_left = qp->attr.retry_cnt;
+		qe->rnr_left = qp->attr.rnr_retry;
+		qe->draining = false;
+		uroce_req_progress(qp);
+		break;
+	case IBV_QPS_SQD:
+		qe->draining = true;
+		break;
+	case IBV_QPS_ERR:
+		flush_queues(qp);
+		break;
+	default:
+		break;
+	}
+}
+
+void uroce_engine_sq_posted(struct uroce_qp *qp)
+{
+	if (qp->state == IBV_QPS_ERR)
+		flush_queues(qp);
+	else
+		uroce_req_progress(qp);
+}
+
+void uroce_engine_rq_posted(struct uroce_qp *qp)
+{
+	if (qp->state != IBV_QPS_ERR)
+		return;
+	pthread_mutex_lock(&qp->lock);
+	flush_queues(qp);
+	pthread_mutex_unlock(&qp->lock);
+}

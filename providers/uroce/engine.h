@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The protocol engine: one per (process, device).  It owns the sockets,
+ * the progress thread, the map from local QPNs to QPs and the per-QP
+ * protocol state of the requester (req.c), responder (resp.c) and
+ * completer (comp.c).
+ */
+#ifndef UROCE_ENGINE_H
+#define UROCE_ENGINE_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "qp.h"
+#include "qpn.h"
+
+struct uroce_pcap;
+
+/* Packets in flight per QP before the requester waits for an ACK. */
+#define UROCE_WINDOW_PKTS 64
+/* Ask for an ACK at least every this many packets of a long message. */
+#define UROCE_ACKREQ_EVERY 16
+/* An RDMA READ WQE is issued as READ requests of at most this many packets. */
+#define UROCE_READ_CHUNK_PKTS 64
+#define UROCE_MAX_PKT 4200
+
+/* A packet on its way in: the UDP payload (BTH...ICRC) and its addresses. */
+struct uroce_rx {
+	uint8_t *buf;
+	uint32_t len;
+	int family;
+	uint8_t src_ip[16];          /* IPv4 in the last 4 bytes */
+	uint8_t dst_ip[16];
+	uint16_t src_port;
+	uint16_t dst_port;
+	bool forwarded;              /* came from another process: never forward again */
+};
+
+struct uroce_counters {
+	_Atomic uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
+	_Atomic uint64_t retransmits, timeouts, rnr_naks_rx, rnr_naks_tx;
+	_Atomic uint64_t seq_naks_rx, seq_naks_tx, err_naks_rx, err_naks_tx;
+	_Atomic uint64_t duplicates, forwarded_out, forwarded_in;
+	_Atomic uint64_t drop_parse, drop_icrc, drop_no_qp, drop_state, drop_qkey;
+	_Atomic uint64_t drop_other;
+};
+
+/* One bound source: where packets from (address, port) leave. */
+struct uroce_txsock {
+	int family;
+	uint8_t ip[16];
+	uint16_t port;
+	int fd;
+};
+
+struct uroce_engine {
+	struct uroce_engine *next;   /* the process's list of engines */
+	int refs;
+	char devname[UROCE_NAME_MAX];
+	char netdev[IF_NAMESIZE];
+	char nsid[32];
+
+	struct uroce_qpn_table *qpns;
+	pthread_rwlock_t qps_lock;   /* readers: packets and timers; writer: create/destroy */
+	struct uroce_qp **qps;       /* indexed by QPN (local QPs only) */
+	struct uroce_qp **qp_list;   /* the same QPs, dense, for the timer scan */
+	uint32_t n_qps;
+	atomic_int armed;            /* QPs with a timer running */
+
+	int rx_fds[UROCE_GID_TBL_LEN];  /* bound ADDR:4791; epoll data = index */
+	struct {
+		int family;
+		uint8_t ip[16];
+	} rx_addr[UROCE_GID_TBL_LEN];
+	int n_rx;
+	int fwd_fd;                  /* unix datagram socket: packets from other processes */
+	int wake_fd;                 /* eventfd: work for the progress thread */
+	int epfd;
+	pthread_t thread;
+	atomic_bool stop;
+
+	pthread_mutex_t tx_lock;
+	struct uroce_txsock tx[64];
+	int n_tx;
+
+	struct uroce_pcap *pcap;
+	struct uroce_counters cnt;
+};
+
+/* Per-QP protocol state, hung on qp->engine. */
+struct uroce_qp_eng {
+	struct uroce_engine *eng;
+	struct uroce_qp *qp;
+	bool armed;                  /* counted in eng->armed */
+	uint32_t mtu;                /* path MTU in bytes */
+
+	/* requester */
+	uint32_t sq_psn;             /* PSN of the next new packet */
+	uint32_t sq_next;            /* index of the WQE being transmitted */
+	uint64_t cur_off;            /* bytes of sq_next already packetised */
+	uint32_t cur_psn;            /* PSN of the next packet of sq_next */
+	uint32_t una_psn;            /* oldest PSN not yet acknowledged */
+	uint32_t since_ackreq;
+	uint32_t rd_atomic;          /* READ/atomic WQEs started, not completed */
+	uint8_t retry_left, rnr_left;
+	uint64_t deadline_ns;        /* retransmit timer, 0 = off */
+	uint64_t rnr_until_ns;       /* RNR wait, 0 = none */
+	bool draining;               /* SQD */
+	bool rd_rewound;             /* a READ was resent from rd_rewind_psn already */
+	uint32_t rd_rewind_psn;
+
+	/* responder */
+	uint32_t epsn;               /* expected PSN */
+	uint32_t msn;
+	bool nak_sent;               /* PSN sequence NAK outstanding (IBTA 9.7.5.1.4) */
+	bool ack_due;
+	uint32_t ack_psn;
+	uint32_t recv_wqe_valid;     /* a receive WQE is taken for the current SEND */
+	struct uroce_recv_wqe *rwqe; /* a copy of it */
+	uint8_t rwqe_buf[sizeof(struct uroce_recv_wqe) + UROCE_MAX_SGE * sizeof(struct uroce_sge)];
+	uint64_t recv_off;           /* bytes of the current SEND placed */
+	uint8_t *write_ptr;          /* current RDMA WRITE: next byte */
+	uint64_t write_left;
+	uint64_t write_len;          /* whole length from the RETH */
+	bool uc_drop;                /* UC: discard the rest of a broken message */
+	bool read_dup;               /* answering a duplicate READ: MSN stays */
+	/* RDMA READ / atomic replay (IBTA 9.7.5.1.1: duplicates re-executed/replayed) */
+	struct uroce_atomic_res {
+		uint32_t psn;
+		bool valid;
+		uint64_t orig;
+	} atomic_res[UROCE_MAX_RD_ATOM];
+	uint32_t atomic_next;
+};
+
+/* engine.c */
+struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
+void uroce_engine_put(struct uroce_engine *eng);
+uint64_t uroce_now_ns(void);
+/* Keep the timer tick running for this QP while it has timers (qp->lock held). */
+void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
+/* Move QP to the error state and flush its queues (qp->lock held). */
+void uroce_qp_to_error(struct uroce_qp *qp);
+/* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */
+void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
+			 enum ibv_wc_status status);
+
+/* transport_udp.c */
+int uroce_udp_open(struct uroce_engine *eng);
+void uroce_udp_close(struct uroce_engine *eng);
+/* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
+int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
+		   uint16_t sport, const struct iovec *iov, int iovcnt);
+/* Hand a packet to the process owning its destination QP. */
+int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_rx *rx);
+/* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
+void uroce_udp_poll(struct uroce_engine *eng, int fd);
+
+/* engine.c: a packet arrived */
+void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
+
+/* req.c */
+void uroce_req_progress(struct uroce_qp *qp);
+void uroce_req_reset(struct uroce_qp *qp);
+void uroce_req_timer(struct uroce_qp *qp, uint64_t now);
+/* (Re)start the retransmit timer if packets are outstanding, else stop it. */
+void uroce_req_restart_timer(struct uroce_qp *qp);
+/* Rewind the send queue to resend from PSN (go-back-N). */
+void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
+
+/* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
+struct uroce_pkt;
+void uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt);
+
+/* resp.c: request packets */
+void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		   const struct uroce_rx *rx);
+void uroce_resp_flush_ack(struct uroce_qp *qp);
+
+/* 24-bit PSN arithmetic (IBTA 9.7.2): a - b as a signed distance. */
+static inline int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline uint32_t psn_add(uint32_t a, uint32_t n)
+{
+	return (a + n) & 0xffffff;
+}
+
+#endif

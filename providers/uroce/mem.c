@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* Checked access to registered memory by key. */
+#include <errno.h>
+#include <string.h>
+
+#include "mem.h"
+
+void uroce_mem_lock(struct uroce_qp *qp)
+{
+	pthread_rwlock_rdlock(&qp->ctx->mr_keys.lock);
+}
+
+void uroce_mem_unlock(struct uroce_qp *qp)
+{
+	pthread_rwlock_unlock(&qp->ctx->mr_keys.lock);
+}
+
+/* The MR named by KEY if it belongs to the QP's PD and holds [va, va+len). */
+static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va, uint64_t len)
+{
+	struct uroce_mr *mr = uroce_keytab_find(&qp->ctx->mr_keys, key);
+
+	if (!mr || mr->pd != qp->pd)
+		return NULL;
+	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	return mr;
+}
+
+uint8_t *uroce_mem_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va,
+			  uint64_t len, int access)
+{
+	struct uroce_mr *mr = mr_range(qp, rkey, va, len);
+
+	if (!mr || (mr->access & access) != access)
+		return NULL;
+	return mr->addr + (va - mr->iova);
+}
+
+int uroce_mem_local(struct uroce_qp *qp, const struct uroce_sge *sge, uint32_t nsge,
+		    uint64_t off, uint64_t len, int write, struct iovec *iov, int max)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < nsge && len; i++) {
+		uint64_t take;
+		struct uroce_mr *mr;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		take = sge[i].length - off;
+		if (take > len)
+			take = len;
+		mr = mr_range(qp, sge[i].lkey, sge[i].addr, sge[i].length);
+		if (!mr || (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+			return -EACCES;
+		if (n == max)
+			return -E2BIG;
+		iov[n].iov_base = mr->addr + (sge[i].addr - mr->iova) + off;
+		iov[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return len ? -E2BIG : n;
+}
+
+int uroce_mem_scatter(struct uroce_qp *qp, const struct uroce_sge *sge, uint32_t nsge,
+		      uint64_t off, const void *data, uint64_t len)
+{
+	struct iovec iov[UROCE_MAX_SGE];
+	const uint8_t *p = data;
+	int n = uroce_mem_local(qp, sge, nsge, off, len, 1, iov, UROCE_MAX_SGE);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		memcpy(iov[i].iov_base, p, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	return 0;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Queue pairs, shared receive queues, address handles and their work
+ * queue entries: the contract between the verbs layer (qp.c, srq.c, ah.c,
+ * post.c, wr.c: validation, rings) and the protocol engine (engine*.c,
+ * req.c, resp.c, comp.c: packets, PSNs, completions).
+ *
+ * Locking: qp->lock protects the rings and all protocol state of a QP; the
+ * verbs layer takes it to post, the engine to transmit and receive.  A CQ
+ * has its own lock (cq.c); lock order is qp->lock, then srq->lock, then
+ * cq->lock.
+ */
+#ifndef UROCE_QP_H
+#define UROCE_QP_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "uroce.h"
+
+/* ---- address vectors (RoCEv2: the GID is an IP address) --------------- */
+
+struct uroce_av {
+	union ibv_gid dgid;
+	union ibv_gid sgid;          /* our GID at sgid_index, resolved at create/modify */
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t sl;
+	uint32_t flow_label;
+	int family;                  /* AF_INET (IPv4-mapped GIDs) or AF_INET6 */
+	union {
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} dst;                       /* dgid as a socket address, port 4791 */
+};
+
+struct uroce_ah {
+	struct ibv_ah ibv_ah;
+	struct uroce_av av;
+};
+
+/* ---- work queue entries ------------------------------------------------ */
+
+struct uroce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/*
+ * A send WQE.  Slots are sq_stride bytes: this header, then either
+ * num_sge struct uroce_sge or (IBV_SEND_INLINE) inline_len bytes copied
+ * at post time.
+ */
+struct uroce_send_wqe {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned int send_flags;     /* IBV_SEND_SIGNALED|SOLICITED|FENCE|INLINE */
+	uint32_t imm_data;           /* network order, as in ibv_send_wr */
+	uint32_t invalidate_rkey;
+	uint64_t remote_addr;        /* RDMA and atomics */
+	uint32_t rkey;
+	uint64_t compare_add;        /* atomics */
+	uint64_t swap;
+	/* UD */
+	struct uroce_av av;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	/* payload */
+	uint32_t num_sge;
+	uint32_t inline_len;         /* valid when IBV_SEND_INLINE */
+	uint64_t length;             /* total bytes of the message */
+	/* requester state (engine) */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint64_t sent;               /* bytes handed to the wire so far */
+	uint32_t read_done;          /* RDMA READ: response bytes placed */
+	int state;                   /* enum uroce_wqe_state */
+	enum ibv_wc_status status;
+	/* followed by struct uroce_sge[num_sge] or inline bytes */
+	uint8_t data[] __attribute__((aligned(16)));
+};
+
+enum uroce_wqe_state {
+	UROCE_WQE_POSTED,            /* not yet started */
+	UROCE_WQE_SENDING,           /* some packets out */
+	UROCE_WQE_SENT,              /* all packets out, awaiting ACK/response */
+	UROCE_WQE_DONE,              /* acknowledged or failed; CQE due */
+};
+
+static inline struct uroce_sge *wqe_sges(struct uroce_send_wqe *w)
+{
+	return (struct uroce_sge *)w->data;
+}
+
+/* A receive WQE: slots are rq_stride bytes. */
+struct uroce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t pad;
+	uint64_t length;             /* sum of the SGE lengths */
+	struct uroce_sge sge[];
+};
+
+/* ---- rings --------------------------------------------------------------- */
+
+/*
+ * Indices run freely (uint32_t) and are masked with (size - 1); size is a
+ * power of two.  prod - cons entries are in use.
+ */
+struct uroce_ring {
+	uint8_t *buf;
+	uint32_t size;
+	uint32_t stride;
+	uint32_t prod;               /* next slot the verbs layer fills */
+	uint32_t cons;               /* oldest slot not yet completed */
+};
+
+static inline void *ring_slot(struct uroce_ring *r, uint32_t idx)
+{
+	return r->buf + (size_t)(idx & (r->size - 1)) * r->stride;
+}
+
+static inline uint32_t ring_used(const struct uroce_ring *r)
+{
+	return r->prod - r->cons;
+}
+
+/* ---- SRQ ----------------------------------------------------------------- */
+
+struct uroce_srq {
+	struct verbs_srq vsrq;
+	pthread_mutex_t lock;
+	struct uroce_ring rq;
+	uint32_t max_wr;             /* as reported to the user */
+	uint32_t max_sge;
+	uint32_t srq_limit;          /* 0 = disarmed (IBTA 10.2.9.2) */
+	struct uroce_pd *pd;
+};
+
+static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
+{
+	return (struct uroce_srq *)s;
+}
+
+/* ---- QP -------------------------------------------------------------------- */
+
+struct uroce_qp {
+	struct verbs_qp vqp;         /* ibv_qp / ibv_qp_ex: must be first */
+	struct uroce_context *ctx;
+	pthread_mutex_t lock;
+
+	enum ibv_qp_state state;
+	struct ibv_qp_attr attr;     /* the attributes set so far (query_qp) */
+	struct ibv_qp_cap cap;       /* as granted at create */
+	int sq_sig_all;
+	uint64_t send_ops_flags;     /* ibv_qp_init_attr_ex.send_ops_flags */
+
+	struct uroce_ring sq;        /* struct uroce_send_wqe slots */
+	struct uroce_ring rq;        /* struct uroce_recv_wqe slots (no SRQ) */
+	struct uroce_srq *srq;
+	struct uroce_cq *scq, *rcq;
+	struct uroce_pd *pd;
+
+	/* remote end (RC/UC from modify_qp RTR; UD per WQE) */
+	struct uroce_av av;
+	uint16_t udp_sport;          /* per-QP source port: ECMP entropy */
+
+	/* ibv_wr_* state between wr_start and wr_complete (wr.c) */
+	uint32_t wr_start_prod;
+	int wr_error;
+
+	/* engine-private state (requester, responder, completer) */
+	void *engine;
+};
+
+static inline struct uroce_qp *to_uqp(struct ibv_qp *qp)
+{
+	return (struct uroce_qp *)qp;
+}
+
+static inline struct uroce_qp *qp_ex_to_uqp(struct ibv_qp_ex *qpx)
+{
+	return (struct uroce_qp *)qpx; /* qp_ex shares the start of verbs_qp */
+}
+
+/* ---- verbs entry points (qp.c, srq.c, ah.c, post.c, wr.c) ---------------- */
+
+struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct ibv_qp_init_attr *init_attr);
+int uroce_destroy_qp(struct ibv_qp *qp);
+int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+void uroce_qp_init_wr_ops(struct uroce_qp *qp);
+
+struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int uroce_destroy_srq(struct ibv_srq *srq);
+int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+
+struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int uroce_destroy_ah(struct ibv_ah *ah);
+/* Fill AV from an ibv_ah_attr (RoCE: GRH required); 0 or an errno. */
+int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
+		       struct uroce_av *av);
+
+/* ---- engine hooks the verbs layer calls (engine.c) ------------------------ */
+
+/* Give QP a device-unique QPN (shared with other processes); 0 or errno. */
+int uroce_engine_qp_create(struct uroce_qp *qp);
+/* State or attributes changed (called with qp->lock held, after the change). */
+void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
+			      int attr_mask);
+/* New send WQEs are in qp->sq (called with qp->lock held). */
+void uroce_engine_sq_posted(struct uroce_qp *qp);
+/* New receive WQEs are in qp->rq or the SRQ (no lock held). */
+void uroce_engine_rq_posted(struct uroce_qp *qp);
+/* QP goes away: no packet or timer refers to it after this returns. */
+void uroce_engine_qp_destroy(struct uroce_qp *qp);
+
+/* ---- completion queue (cq.c) ---------------------------------------------- */
+
+/* Append a completion; -ENOSPC on overrun (the CQ goes to error). */
+int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
+
+#endif

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The shared QPN table: /dev/shm/uroce-<ns>-<dev>.qpn, one 64-bit owner word
+ * per QPN = pid << 32 | low 32 bits of the owner's start time (so a reused
+ * pid is not mistaken for the owner).  Lock-free: compare-and-swap only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "qpn.h"
+
+#define QPN_MAGIC 0x75726f6365716e31ULL /* "uroceqn1" */
+
+struct qpn_shared {
+	uint64_t magic;
+	uint32_t nslots;
+	_Atomic uint32_t hint;     /* where the next search starts */
+	_Atomic uint64_t owner[];
+};
+
+struct uroce_qpn_table {
+	struct qpn_shared *sh;
+	size_t map_len;
+	uint64_t me;
+};
+
+/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat). */
+static uint64_t start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p)
+		return 0;
+	/* after ") " come fields 3..: skip 19 of them to reach field 22 */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		sscanf(p, "%llu", &st);
+	return st;
+}
+
+static uint64_t owner_word(pid_t pid)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)start_time(pid);
+}
+
+static int owner_alive(uint64_t word)
+{
+	pid_t pid = (pid_t)(word >> 32);
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 0;
+	return (uint32_t)start_time(pid) == (uint32_t)word;
+}
+
+struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots)
+{
+	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * sizeof(uint64_t);
+	struct uroce_qpn_table *t;
+	char path[256];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.qpn", nsid, name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return NULL;
+	fchmod(fd, 0666); /* every user of the device allocates QPNs */
+	if (fstat(fd, &st) || (st.st_size < (off_t)len && ftruncate(fd, len))) {
+		close(fd);
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		close(fd);
+		return NULL;
+	}
+	t->map_len = len;
+	t->sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (t->sh == MAP_FAILED) {
+		free(t);
+		return NULL;
+	}
+	/* A fresh file is all zeroes: the first opener stamps it. */
+	if (t->sh->magic == 0) {
+		t->sh->nslots = nslots;
+		t->sh->magic = QPN_MAGIC;
+	}
+	if (t->sh->magic != QPN_MAGIC || t->sh->nslots != nslots) {
+		munmap(t->sh, len);
+		free(t);
+		errno = EPROTO;
+		return NULL;
+	}
+	t->me = owner_word(getpid());
+	return t;
+}
+
+void uroce_qpn_close(struct uroce_qpn_table *t)
+{
+	if (!t)
+		return;
+	munmap(t->sh, t->map_len);
+	free(t);
+}
+
+uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t)
+{
+	uint32_t n = t->sh->nslots - UROCE_QPN_FIRST;
+
+	for (uint32_t tries = 0; tries < n; tries++) {
+		uint32_t qpn = UROCE_QPN_FIRST + atomic_fetch_add(&t->sh->hint, 1) % n;
+		uint64_t cur = atomic_load(&t->sh->owner[qpn]);
+
+		if (cur != 0 && owner_alive(cur))
+			continue;
+		/* Free, or its owner is gone (crashed): take it. */
+		if (atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, t->me))
+			return qpn;
+	}
+	errno = ENOSPC;
+	return 0;
+}
+
+void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn)
+{
+	uint64_t me = t->me;
+
+	if (qpn >= UROCE_QPN_FIRST && qpn < t->sh->nslots)
+		atomic_compare_exchange_strong(&t->sh->owner[qpn], &me, 0);
+}
+
+pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive)
+{
+	uint64_t cur;
+
+	if (qpn < UROCE_QPN_FIRST || qpn >= t->sh->nslots)
+		return 0;
+	cur = atomic_load(&t->sh->owner[qpn]);
+	if (!cur)
+		return 0;
+	if (check_alive && !owner_alive(cur)) {
+		atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, 0);
+		return 0;
+	}
+	return (pid_t)(cur >> 32);
+}

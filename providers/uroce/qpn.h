@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Device-wide QP numbers shared by every process that opens the device
+ * (IBTA: a QPN names one QP of the channel adapter).  A small table in
+ * shared memory maps each QPN to the process that owns it, so a packet
+ * that reaches the wrong process can be forwarded to its owner, and a
+ * crashed owner's QPNs are taken back.
+ */
+#ifndef UROCE_QPN_H
+#define UROCE_QPN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UROCE_QPN_FIRST 0x11   /* QP0/QP1 are special; start where rxe does */
+
+struct uroce_qpn_table;
+
+/* Open (creating if needed) the table of device NAME in namespace NSID. */
+struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots);
+void uroce_qpn_close(struct uroce_qpn_table *t);
+
+/* A free QPN now owned by this process; 0 with errno when none is left. */
+uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t);
+void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn);
+
+/*
+ * The pid owning QPN, 0 if none.  With CHECK_ALIVE (slow: reads /proc) a
+ * dead owner's slot is freed and 0 returned; without it, the hot path of
+ * packet forwarding trusts the table and re-asks when delivery fails.
+ */
+pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive);
+
+#endif

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The requester (IBTA 9.5, 9.7.4): turns send WQEs into packets, numbers
+ * them with PSNs, keeps a window of unacknowledged packets, and resends
+ * from the oldest unacknowledged PSN (go-back-N) on timeout or NAK.
+ * Called with qp->lock held.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+#include "mem.h"
+#include "pkt.h"
+
+static bool is_rd_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Number of PSNs a message of LEN bytes takes at MTU (at least one). */
+static uint32_t npkts(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* IBTA 9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = infinite. */
+static uint64_t ack_timeout_ns(const struct uroce_qp *qp)
+{
+	uint8_t t = qp->attr.timeout;
+	uint64_t ns;
+
+	if (t == 0)
+		return 0;
+	ns = 4096ull << (t > 31 ? 31 : t);
+	return ns < 1000000 ? 1000000 : ns; /* at least 1 ms: a thread, not a NIC */
+}
+
+static uint32_t unacked(const struct uroce_qp_eng *qe)
+{
+	return (uint32_t)psn_diff(qe->cur_psn, qe->una_psn);
+}
+
+/* (Re)start the retransmit timer if packets are outstanding, else stop it. */
+void uroce_req_restart_timer(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint64_t t = ack_timeout_ns(qp);
+
+	if (qp->vqp.qp.qp_type == IBV_QPT_RC && unacked(qe) && t)
+		qe->deadline_ns = uroce_now_ns() + t;
+	else
+		qe->deadline_ns = 0;
+	uroce_engine_arm(qe, qe->deadline_ns || qe->rnr_until_ns);
+}
+
+/* Local errors while building packets: the WQE fails, the QP goes to error. */
+static void local_error(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_status st)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	/* Earlier WQEs still wait for their ACKs; they flush with the rest.
+	 * The failing WQE reports its own status (IBTA 10.8.3.1). */
+	while (qp->sq.cons != qe->sq_next) {
+		struct uroce_send_wqe *o = ring_slot(&qp->sq, qp->sq.cons);
+
+		uroce_complete_send(qp, o, IBV_WC_WR_FLUSH_ERR);
+	}
+	uroce_complete_send(qp, w, st);
+	qe->sq_next = qp->sq.cons;
+	uroce_qp_to_error(qp);
+}
+
+static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct uroce_pkt *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->pkey = 0xffff;
+	p->dqpn = qp->vqp.qp.qp_type == IBV_QPT_UD ? w->remote_qpn : qp->attr.dest_qp_num;
+	p->solicited = !!(w->send_flags & IBV_SEND_SOLICITED);
+	p->imm = w->imm_data;
+	p->inv_rkey = w->invalidate_rkey;
+}
+
+/* Send one packet carrying bytes [off, off+len) of W. */
+static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct uroce_pkt *p,
+		     uint64_t off, uint32_t len)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	const struct uroce_av *av = qp->vqp.qp.qp_type == IBV_QPT_UD ? &w->av : &qp->av;
+	struct iovec iov[UROCE_MAX_SGE];
+	int n = 0, ret;
+
+	if (w->send_flags & IBV_SEND_INLINE) {
+		if (len) {
+			iov[0].iov_base = w->data + off;
+			iov[0].iov_len = len;
+			n = 1;
+		}
+		return uroce_pkt_send(qe->eng, av, qp->udp_sport, p, iov, n);
+	}
+	uroce_mem_lock(qp);
+	n = uroce_mem_local(qp, wqe_sges(w), w->num_sge, off, len, 0, iov, UROCE_MAX_SGE);
+	ret = n < 0 ? n : uroce_pkt_send(qe->eng, av, qp->udp_sport, p, iov, n);
+	uroce_mem_unlock(qp);
+	return ret;
+}
+
+/* Start W: number it and check what can be checked before sending. */
+static void start_wqe(struct uroce_qp *qp, struct uroce_send_wqe *w)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	w->first_psn = qe->cur_psn;
+	w->sent = 0;
+	w->read_done = 0;
+	w->state = UROCE_WQE_SENDING;
+	qe->cur_off = 0;
+	if (is_rd_atomic(w->opcode))
+		qe->rd_atomic++;
+}
+
+/*
+ * Emit the next packet(s) of W.  Returns 1 when W has been sent completely,
+ * 0 when it has more to send, -1 when it failed (the QP is in error).
+ */
+static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	struct uroce_pkt p;
+	int ret;
+
+	fill_common(qp, w, &p);
+	switch (w->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM: {
+		bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		uint64_t off = qe->cur_off;
+		uint32_t len = w->length - off > mtu ? mtu : (uint32_t)(w->length - off);
+		bool first = off == 0, last = off + len == w->length;
+
+		if (type == IBV_QPT_UD && w->length > mtu) {
+			local_error(qp, w, IBV_WC_LOC_LEN_ERR);
+			return -1;
+		}
+		p.kind = write ? PK_WRITE : PK_SEND;
+		p.opcode = uroce_pkt_opcode(type, p.kind, first, last,
+					    w->opcode == IBV_WR_SEND_WITH_IMM ||
+					    w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM,
+					    w->opcode == IBV_WR_SEND_WITH_INV);
+		if (write && first) {
+			p.va = w->remote_addr;
+			p.rkey = w->rkey;
+			p.dma_len = (uint32_t)w->length;
+		}
+		if (type == IBV_QPT_UD) {
+			p.qkey = w->remote_qkey;
+			p.sqpn = qp->vqp.qp.qp_num;
+		}
+		p.psn = qe->cur_psn;
+		if (type == IBV_QPT_RC)
+			p.ackreq = last || ++qe->since_ackreq >= UROCE_ACKREQ_EVERY;
+		if (p.ackreq)
+			qe->since_ackreq = 0;
+		ret = send_data(qp, w, &p, off, len);
+		if (ret == -EACCES || ret == -E2BIG) {
+			local_error(qp, w, IBV_WC_LOC_PROT_ERR);
+			return -1;
+		}
+		/* Other send errors count as loss: the timer resends. */
+		qe->cur_psn = psn_add(qe->cur_psn, 1);
+		qe->cur_off += len;
+		if (!last)
+			return 0;
+		w->last_psn = p.psn;
+		return 1;
+	}
+	case IBV_WR_RDMA_READ: {
+		/* One READ request per chunk, so that the responses of a huge
+		 * read never flood the receive socket at once. */
+		uint64_t off = qe->cur_off;
+		uint64_t chunk = (uint64_t)UROCE_READ_CHUNK_PKTS * mtu;
+		uint64_t len = w->length - off > chunk ? chunk : w->length - off;
+
+		p.kind = PK_READ_REQ;
+		p.opcode = uroce_pkt_opcode(type, p.kind, true, true, false, false);
+		p.va = w->remote_addr + off;
+		p.rkey = w->rkey;
+		p.dma_len = (uint32_t)len;
+		p.psn = qe->cur_psn;
+		p.ackreq = true;
+		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
+		qe->cur_psn = psn_add(qe->cur_psn, npkts(len, mtu));
+		qe->cur_off += len;
+		if (qe->cur_off < w->length)
+			return 0;
+		w->last_psn = psn_add(qe->cur_psn, -1u);
+		return 1;
+	}
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		p.kind = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? PK_CMP_SWAP : PK_FETCH_ADD;
+		p.opcode = uroce_pkt_opcode(type, p.kind, true, true, false, false);
+		p.va = w->remote_addr;
+		p.rkey = w->rkey;
+		p.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add;
+		p.compare = w->compare_add;
+		p.psn = qe->cur_psn;
+		p.ackreq = true;
+		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
+		qe->cur_psn = psn_add(qe->cur_psn, 1);
+		w->last_psn = p.psn;
+		return 1;
+	default:
+		local_error(qp, w, IBV_WC_LOC_QP_OP_ERR);
+		return -1;
+	}
+}
+
+void uroce_req_progress(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	bool sent_any = false;
+
+	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
+		return;
+	while (qe->sq_next != qp->sq.prod) {
+		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
+		int done;
+
+		if (w->state == UROCE_WQE_POSTED) {
+			/* SQD: finish what started, start nothing new (IBTA 10.3.1.6). */
+			if (qp->state == IBV_QPS_SQD)
+				break;
+			if (type == IBV_QPT_RC && is_rd_atomic(w->opcode) &&
+			    qe->rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
+				break;
+			/* Fence: wait for earlier READs and atomics (IBTA 10.8.3.3). */
+			if ((w->send_flags & IBV_SEND_FENCE) && qe->rd_atomic)
+				break;
+			start_wqe(qp, w);
+		}
+		if (type == IBV_QPT_RC && unacked(qe) >= UROCE_WINDOW_PKTS)
+			break;
+		done = send_some(qp, w);
+		if (done < 0)
+			return;
+		sent_any = true;
+		if (!done)
+			continue;
+		w->state = UROCE_WQE_SENT;
+		qe->sq_next++;
+		qe->cur_off = 0;
+		/* Unreliable transports complete a WQE once it is on the wire. */
+		if (type != IBV_QPT_RC)
+			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
+	}
+	if (sent_any && type == IBV_QPT_RC && !qe->deadline_ns)
+		uroce_req_restart_timer(qp);
+}
+
+void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	struct uroce_send_wqe *fw = NULL;
+	uint32_t found = 0;
+
+	for (uint32_t idx = qp->sq.cons; idx != qp->sq.prod; idx++) {
+		struct uroce_send_wqe *w = ring_slot(&qp->sq, idx);
+
+		if (w->state == UROCE_WQE_POSTED)
+			break;
+		if (!fw) {
+			if (psn_diff(psn, w->first_psn) >= 0 &&
+			    (w->state == UROCE_WQE_SENDING || psn_diff(psn, w->last_psn) <= 0)) {
+				fw = w;
+				found = idx;
+			}
+			continue;
+		}
+		/* WQEs after the one holding PSN start over. */
+		if (is_rd_atomic(w->opcode) && qe->rd_atomic)
+			qe->rd_atomic--;
+		w->state = UROCE_WQE_POSTED;
+	}
+	if (!fw)
+		return; /* nothing was sent at or after PSN */
+	fw->state = UROCE_WQE_SENDING;
+	qe->sq_next = found;
+	qe->cur_psn = psn;
+	/* SEND/WRITE packets and READ responses are MTU-sized: PSN -> offset. */
+	if (fw->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || fw->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		qe->cur_off = 0;
+	else
+		qe->cur_off = (uint64_t)psn_diff(psn, fw->first_psn) * mtu;
+	qe->since_ackreq = 0;
+	atomic_fetch_add(&qe->eng->cnt.retransmits, 1);
+}
+
+void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (!qe)
+		return;
+	if (qe->rnr_until_ns && now >= qe->rnr_until_ns) {
+		qe->rnr_until_ns = 0;
+		uroce_req_progress(qp);
+		uroce_req_restart_timer(qp);
+		return;
+	}
+	if (!qe->deadline_ns || now < qe->deadline_ns)
+		return;
+	atomic_fetch_add(&qe->eng->cnt.timeouts, 1);
+	if (qe->retry_left == 0) {
+		/* IBTA 9.7.6.1.3: retries exhausted. */
+		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
+
+		qe->deadline_ns = 0;
+		uroce_complete_send(qp, w, IBV_WC_RETRY_EXC_ERR);
+		uroce_qp_to_error(qp);
+		return;
+	}
+	qe->retry_left--;
+	uroce_req_rewind(qp, qe->una_psn);
+	qe->deadline_ns = 0;
+	uroce_req_progress(qp);
+	uroce_req_restart_timer(qp);
+}
+
+void uroce_req_reset(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	qe->sq_next = qp->sq.cons;
+	qe->cur_off = 0;
+	qe->rd_atomic = 0;
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The responder (IBTA 9.7.5, 9.8, 9.9.3): checks a request's PSN, keys and
+ * lengths, places SEND and WRITE data, answers READs and atomics, and
+ * acknowledges.  RC answers every problem with the NAK the spec assigns;
+ * UC and UD drop silently.  Called with qp->lock held.
+ */
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "engine.h"
+#include "mem.h"
+#include "pkt.h"
+
+static struct uroce_counters *cnt(struct uroce_qp *qp)
+{
+	return &((struct uroce_qp_eng *)qp->engine)->eng->cnt;
+}
+
+/* ---- sending ACKs and responses --------------------------------------------- */
+
+static void send_aeth(struct uroce_qp *qp, enum uroce_pkt_kind kind, uint32_t psn,
+		      uint8_t syndrome, const struct iovec *payload, int n,
+		      bool first, bool last, uint64_t orig)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_pkt p = {
+		.kind = kind,
+		.pkey = 0xffff,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn,
+		.syndrome = syndrome,
+		.msn = qe->msn & 0xffffff,
+		.orig = orig,
+	};
+
+	p.opcode = uroce_pkt_opcode(IBV_QPT_RC, kind, first, last, false, false);
+	uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
+}
+
+static void ack(struct uroce_qp *qp, uint32_t psn)
+{
+	send_aeth(qp, PK_ACK, psn, AETH_ACK | AETH_CREDITS_INVALID, NULL, 0, true, true, 0);
+}
+
+static void nak(struct uroce_qp *qp, uint32_t psn, uint8_t code)
+{
+	struct uroce_counters *c = cnt(qp);
+
+	atomic_fetch_add(code == NAK_PSN_SEQ ? &c->seq_naks_tx : &c->err_naks_tx, 1);
+	send_aeth(qp, PK_ACK, psn, AETH_NAK | code, NULL, 0, true, true, 0);
+}
+
+static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
+{
+	/* Until PSN comes again, later packets are dropped without a
+	 * sequence NAK: the requester is waiting out the RNR timer. */
+	((struct uroce_qp_eng *)qp->engine)->nak_sent = true;
+	atomic_fetch_add(&cnt(qp)->rnr_naks_tx, 1);
+	send_aeth(qp, PK_ACK, psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
+		  NULL, 0, true, true, 0);
+}
+
+/* ---- receive WQEs ----------------------------------------------------------- */
+
+/* Take the next receive WQE (the QP's RQ or its SRQ) into qe->rwqe. */
+static bool take_rwqe(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_ring *r = qp->srq ? &qp->srq->rq : &qp->rq;
+	bool ok = false;
+
+	if (qp->srq)
+		pthread_mutex_lock(&qp->srq->lock);
+	if (ring_used(r)) {
+		struct uroce_recv_wqe *src = ring_slot(r, r->cons);
+
+		memcpy(qe->rwqe, src, sizeof(*src) + src->num_sge * sizeof(struct uroce_sge));
+		r->cons++;
+		ok = true;
+	}
+	if (qp->srq)
+		pthread_mutex_unlock(&qp->srq->lock);
+	qe->recv_wqe_valid = ok;
+	qe->recv_off = 0;
+	return ok;
+}
+
+static bool have_rwqe(struct uroce_qp *qp)
+{
+	struct uroce_ring *r = qp->srq ? &qp->srq->rq : &qp->rq;
+	bool ok;
+
+	if (!qp->srq)
+		return ring_used(r) > 0;
+	pthread_mutex_lock(&qp->srq->lock);
+	ok = ring_used(r) > 0;
+	pthread_mutex_unlock(&qp->srq->lock);
+	return ok;
+}
+
+static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
+			  uint32_t byte_len, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct ibv_wc wc = {
+		.wr_id = qe->rwqe->wr_id,
+		.status = st,
+		.opcode = op,
+		.byte_len = byte_len,
+		.qp_num = qp->vqp.qp.qp_num,
+		.src_qp = qp->vqp.qp.qp_type == IBV_QPT_UD ? pkt->sqpn : qp->attr.dest_qp_num,
+		.pkey_index = 0,
+	};
+
+	if (st == IBV_WC_SUCCESS) {
+		if (pkt->has_imm) {
+			wc.wc_flags |= IBV_WC_WITH_IMM;
+			wc.imm_data = pkt->imm;
+		} else if (pkt->has_inv) {
+			wc.wc_flags |= IBV_WC_WITH_INV;
+			wc.invalidated_rkey = pkt->inv_rkey;
+		}
+		if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+			wc.wc_flags |= IBV_WC_GRH;
+	}
+	qe->recv_wqe_valid = false;
+	uroce_cq_push(qp->rcq, &wc);
+}
+
+/* Responder errors of class "the QP goes to error" (IBTA 9.9.3.1.2). */
+static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
+		       enum ibv_wc_status local, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+		nak(qp, psn, nak_code);
+	if (qe->recv_wqe_valid)
+		complete_recv(qp, local, IBV_WC_RECV, 0, pkt);
+	uroce_qp_to_error(qp);
+}
+
+/* ---- the operations --------------------------------------------------------- */
+
+/* Place a SEND packet's payload into the current receive WQE. */
+static int place_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	int ret;
+
+	if (qe->recv_off + pkt->paylen > qe->rwqe->length)
+		return -E2BIG;
+	if (!pkt->paylen)
+		return 0;
+	uroce_mem_lock(qp);
+	ret = uroce_mem_scatter(qp, qe->rwqe->sge, qe->rwqe->num_sge, qe->recv_off,
+				pkt->payload, pkt->paylen);
+	uroce_mem_unlock(qp);
+	if (!ret)
+		qe->recv_off += pkt->paylen;
+	return ret;
+}
+
+/* RC/UC SEND.  Returns false if the packet must not advance the PSN. */
+static bool do_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	int ret;
+
+	if (pkt->first) {
+		if (!qe->recv_wqe_valid && !take_rwqe(qp)) {
+			if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+				rnr_nak(qp, pkt->psn);
+			return false;
+		}
+		qe->recv_off = 0;
+	} else if (!qe->recv_wqe_valid) {
+		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return false;
+	}
+	ret = place_send(qp, pkt);
+	if (ret == -E2BIG) {
+		/* The message is longer than the receive buffer (IBTA 9.9.3.1.2). */
+		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR, pkt);
+		return false;
+	}
+	if (ret) {
+		resp_fatal(qp, pkt->psn, NAK_REMOTE_OP, IBV_WC_LOC_PROT_ERR, pkt);
+		return false;
+	}
+	if (pkt->last) {
+		complete_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV, (uint32_t)qe->recv_off, pkt);
+		qe->msn++;
+	}
+	return true;
+}
+
+static bool do_write(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	/* WRITE with immediate consumes a receive WQE: check before placing. */
+	if (pkt->last && pkt->has_imm && !qe->recv_wqe_valid && !have_rwqe(qp)) {
+		if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+			rnr_nak(qp, pkt->psn);
+		return false;
+	}
+	uroce_mem_lock(qp);
+	if (pkt->first) {
+		qe->write_len = pkt->dma_len;
+		qe->write_left = pkt->dma_len;
+		qe->write_ptr = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len,
+						 IBV_ACCESS_REMOTE_WRITE);
+		if (!qe->write_ptr && pkt->dma_len) {
+			uroce_mem_unlock(qp);
+			resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+			return false;
+		}
+	}
+	/* Payload beyond the RETH length, or a short last packet (IBTA 9.7.5.2.x). */
+	if (pkt->paylen > qe->write_left || (pkt->last && pkt->paylen != qe->write_left)) {
+		uroce_mem_unlock(qp);
+		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return false;
+	}
+	if (pkt->paylen)
+		memcpy(qe->write_ptr, pkt->payload, pkt->paylen);
+	uroce_mem_unlock(qp);
+	qe->write_ptr += pkt->paylen;
+	qe->write_left -= pkt->paylen;
+	if (pkt->last) {
+		if (pkt->has_imm) {
+			take_rwqe(qp);
+			complete_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				      (uint32_t)qe->write_len, pkt);
+		}
+		qe->msn++;
+	}
+	return true;
+}
+
+/* Answer a READ request: responses carry its PSNs (IBTA 9.7.5.1.5). */
+static void do_read(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+	uint8_t *src;
+
+	uroce_mem_lock(qp);
+	src = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len, IBV_ACCESS_REMOTE_READ);
+	if (!src && pkt->dma_len) {
+		uroce_mem_unlock(qp);
+		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t off = i * mtu;
+		uint32_t len = pkt->dma_len - off > mtu ? mtu : pkt->dma_len - off;
+		struct iovec iov = { src + off, len };
+		bool first = i == 0, last = i == n - 1;
+
+		if (last && !qe->read_dup)
+			qe->msn++;
+		send_aeth(qp, PK_READ_RESP, psn_add(pkt->psn, i),
+			  AETH_ACK | AETH_CREDITS_INVALID, &iov, len ? 1 : 0, first, last, 0);
+	}
+	uroce_mem_unlock(qp);
+}
+
+static void do_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	struct uroce_atomic_res *res;
+	uint64_t *target, orig;
+
+	if (pkt->va & 7) {
+		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return;
+	}
+	uroce_mem_lock(qp);
+	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+	if (!target) {
+		uroce_mem_unlock(qp);
+		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		return;
+	}
+	/* Atomic with respect to every other access through this engine and
+	 * to the CPUs of this process (IBV_ATOMIC_HCA). */
+	if (pkt->kind == PK_CMP_SWAP) {
+		orig = pkt->compare;
+		__atomic_compare_exchange_n(target, &orig, pkt->swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(target, pkt->swap_add, __ATOMIC_SEQ_CST);
+	}
+	uroce_mem_unlock(qp);
+	/* Remember the result: a duplicate is answered, never re-executed. */
+	res = &qe->atomic_res[qe->atomic_next++ % UROCE_MAX_RD_ATOM];
+	res->psn = pkt->psn;
+	res->orig = orig;
+	res->valid = true;
+	qe->msn++;
+	send_aeth(qp, PK_ATOMIC_ACK, pkt->psn, AETH_ACK | AETH_CREDITS_INVALID, NULL, 0,
+		  true, true, orig);
+}
+
+/* ---- duplicates (IBTA 9.7.5.1.1) -------------------------------------------- */
+
+static void duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	atomic_fetch_add(&cnt(qp)->duplicates, 1);
+	switch (pkt->kind) {
+	case PK_READ_REQ:
+		/* Re-execute: memory is read again (allowed by the spec). */
+		qe->read_dup = true;
+		do_read(qp, pkt);
+		qe->read_dup = false;
+		return;
+	case PK_CMP_SWAP:
+	case PK_FETCH_ADD:
+		for (int i = 0; i < UROCE_MAX_RD_ATOM; i++)
+			if (qe->atomic_res[i].valid && qe->atomic_res[i].psn == pkt->psn) {
+				send_aeth(qp, PK_ATOMIC_ACK, pkt->psn,
+					  AETH_ACK | AETH_CREDITS_INVALID, NULL, 0, true, true,
+					  qe->atomic_res[i].orig);
+				return;
+			}
+		return; /* too old to answer: the requester times out */
+	default:
+		/* SEND/WRITE: acknowledge again, deliver nothing. */
+		ack(qp, psn_add(qe->epsn, -1u));
+		return;
+	}
+}
+
+/* ---- UD ----------------------------------------------------------------------- */
+
+/* The 40 bytes a UD receive buffer starts with: an IPv6 header, or for
+ * IPv4 a 20-byte IPv4 header in its second half (RoCEv2, as rxe/mlx5). */
+static void make_grh(const struct uroce_rx *rx, uint32_t paylen, uint8_t grh[40])
+{
+	memset(grh, 0, 40);
+	if (rx->family == AF_INET) {
+		uint8_t *ip = grh + 20;
+		uint32_t sum = 0;
+		uint16_t tot = 20 + 8 + 12 + 8 + paylen + 4;
+
+		ip[0] = 0x45;
+		ip[2] = tot >> 8;
+		ip[3] = tot & 0xff;
+		ip[6] = 0x40; /* DF */
+		ip[8] = 64;
+		ip[9] = 17;   /* UDP */
+		memcpy(ip + 12, rx->src_ip + 12, 4);
+		memcpy(ip + 16, rx->dst_ip + 12, 4);
+		for (int i = 0; i < 20; i += 2)
+			sum += ip[i] << 8 | ip[i + 1];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		sum = ~sum & 0xffff;
+		ip[10] = sum >> 8;
+		ip[11] = sum & 0xff;
+	} else {
+		uint16_t plen = 8 + 12 + 8 + paylen + 4;
+
+		grh[0] = 0x60;
+		grh[4] = plen >> 8;
+		grh[5] = plen & 0xff;
+		grh[6] = 17;
+		grh[7] = 64;
+		memcpy(grh + 8, rx->src_ip, 16);
+		memcpy(grh + 24, rx->dst_ip, 16);
+	}
+}
+
+static void ud_recv(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struct uroce_rx *rx)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint8_t grh[40];
+	int ret;
+
+	if (pkt->kind != PK_SEND || !pkt->first || !pkt->last) {
+		atomic_fetch_add(&cnt(qp)->drop_other, 1);
+		return;
+	}
+	/* IBTA 10.2.5 / C10-15: the Q_Key must match. */
+	if (pkt->qkey != qp->attr.qkey) {
+		atomic_fetch_add(&cnt(qp)->drop_qkey, 1);
+		return;
+	}
+	if (!take_rwqe(qp)) {
+		atomic_fetch_add(&cnt(qp)->drop_other, 1); /* UD: no receive WQE, dropped */
+		return;
+	}
+	if (40 + (uint64_t)pkt->paylen > qe->rwqe->length) {
+		complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt);
+		return;
+	}
+	make_grh(rx, pkt->paylen, grh);
+	uroce_mem_lock(qp);
+	ret = uroce_mem_scatter(qp, qe->rwqe->sge, qe->rwqe->num_sge, 0, grh, 40);
+	if (!ret && pkt->paylen)
+		ret = uroce_mem_scatter(qp, qe->rwqe->sge, qe->rwqe->num_sge, 40,
+					pkt->payload, pkt->paylen);
+	uroce_mem_unlock(qp);
+	complete_recv(qp, ret ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS, IBV_WC_RECV,
+		      40 + pkt->paylen, pkt);
+}
+
+/* ---- entry -------------------------------------------------------------------- */
+
+static bool kind_allowed(const struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	int acc = qp->attr.qp_access_flags;
+
+	switch (pkt->kind) {
+	case PK_WRITE:
+		return acc & IBV_ACCESS_REMOTE_WRITE;
+	case PK_READ_REQ:
+		return acc & IBV_ACCESS_REMOTE_READ;
+	case PK_CMP_SWAP:
+	case PK_FETCH_ADD:
+		return acc & IBV_ACCESS_REMOTE_ATOMIC;
+	default:
+		return true;
+	}
+}
+
+void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struct uroce_rx *rx)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	int32_t d;
+
+	/* The responder works from RTR on (IBTA 10.3.1). */
+	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
+	    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {
+		atomic_fetch_add(&cnt(qp)->drop_state, 1);
+		return;
+	}
+	if (pkt->qp_type != (int)type) {
+		atomic_fetch_add(&cnt(qp)->drop_other, 1);
+		return;
+	}
+	if (type == IBV_QPT_UD) {
+		ud_recv(qp, pkt, rx);
+		return;
+	}
+	d = psn_diff(pkt->psn, qe->epsn);
+	if (type == IBV_QPT_UC) {
+		/* UC (IBTA 9.8.2): on a gap, drop the broken message and resync
+		 * at the next first/only packet. */
+		if (d != 0) {
+			if (!pkt->first) {
+				qe->uc_drop = true;
+				atomic_fetch_add(&cnt(qp)->drop_other, 1);
+				return;
+			}
+			qe->epsn = pkt->psn;
+			qe->recv_off = 0;
+		}
+		if (pkt->first)
+			qe->uc_drop = false;
+		if (qe->uc_drop) {
+			qe->epsn = psn_add(pkt->psn, 1);
+			return;
+		}
+		if ((pkt->kind == PK_SEND && do_send(qp, pkt)) ||
+		    (pkt->kind == PK_WRITE && kind_allowed(qp, pkt) && do_write(qp, pkt)))
+			qe->epsn = psn_add(pkt->psn, 1);
+		else if (qp->state != IBV_QPS_ERR)
+			qe->uc_drop = !pkt->last;
+		return;
+	}
+
+	/* RC */
+	if (d > 0) {
+		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
+		if (!qe->nak_sent) {
+			qe->nak_sent = true;
+			nak(qp, qe->epsn, NAK_PSN_SEQ);
+		}
+		return;
+	}
+	if (d < 0) {
+		duplicate(qp, pkt);
+		return;
+	}
+	qe->nak_sent = false;
+	if (!kind_allowed(qp, pkt)) {
+		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		return;
+	}
+	switch (pkt->kind) {
+	case PK_SEND:
+		if (!do_send(qp, pkt))
+			return;
+		qe->epsn = psn_add(qe->epsn, 1);
+		break;
+	case PK_WRITE:
+		if (!do_write(qp, pkt))
+			return;
+		qe->epsn = psn_add(qe->epsn, 1);
+		break;
+	case PK_READ_REQ: {
+		uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+
+		do_read(qp, pkt);
+		if (qp->state != IBV_QPS_ERR)
+			qe->epsn = psn_add(qe->epsn, pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1);
+		return;
+	}
+	case PK_CMP_SWAP:
+	case PK_FETCH_ADD:
+		do_atomic(qp, pkt);
+		if (qp->state != IBV_QPS_ERR)
+			qe->epsn = psn_add(qe->epsn, 1);
+		return;
+	default:
+		return;
+	}
+	if (pkt->ackreq)
+		ack(qp, pkt->psn);
+}

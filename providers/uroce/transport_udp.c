@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The udp transport: RoCEv2 packets are UDP datagrams to port 4791 (IBTA
+ * A17.2); the kernel writes the IP and UDP headers.
+ *
+ * Several processes share a device and its addresses.  Each binds
+ * ADDR:4791 with SO_REUSEPORT, so the kernel hands a flow to any one of
+ * them; a packet whose destination QP lives in another process is passed
+ * on through that process's unix datagram socket (abstract name
+ * "uroce/<netns>/<dev>/<pid>", private to the network namespace).
+ *
+ * Packets leave through unconnected sockets bound to (source GID address,
+ * the QP's UDP source port), with IP_PMTUDISC_DO: the kernel then writes
+ * IPv4 DF and ID 0, the values the ICRC was computed for (see docs/wire.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "engine.h"
+
+#define ROCE_PORT 4791
+#define RX_BATCH 32
+#define SOCK_BUF (32 << 20)
+
+struct fwd_hdr {
+	uint8_t family;
+	uint8_t pad;
+	uint16_t src_port;
+	uint16_t dst_port;
+	uint16_t pad2;
+	uint8_t src_ip[16];
+	uint8_t dst_ip[16];
+};
+
+static void big_buffers(int fd)
+{
+	int sz = SOCK_BUF;
+
+	/* Beyond net.core.rmem_max only with CAP_NET_ADMIN; else the max. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+}
+
+static int gid_family(const uint8_t *gid)
+{
+	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
+}
+
+static socklen_t make_sockaddr(int family, const uint8_t *ip16, uint16_t port,
+			       int ifindex, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, ip16 + 12, 4);
+		return sizeof(*s);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	memcpy(&s6->sin6_addr, ip16, 16);
+	if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
+		s6->sin6_scope_id = ifindex;
+	return sizeof(*s6);
+}
+
+static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = make_sockaddr(family, ip16, port, ifindex, &ss);
+	int one = 1, fd;
+
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	if (family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	big_buffers(fd);
+	if (bind(fd, (struct sockaddr *)&ss, sl)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void fwd_name(const struct uroce_engine *eng, pid_t pid, struct sockaddr_un *sun,
+		     socklen_t *len)
+{
+	int n;
+
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	/* abstract: sun_path[0] = 0 */
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "uroce/%s/%s/%d",
+		     eng->nsid, eng->devname, (int)pid);
+	*len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
+}
+
+int uroce_udp_open(struct uroce_engine *eng)
+{
+	struct uroce_netdev nd;
+	struct sockaddr_un sun;
+	socklen_t sl;
+	int ret;
+
+	ret = uroce_netdev_query(eng->netdev, &nd);
+	if (ret)
+		return ret;
+	for (int i = 0; i < nd.n_addrs && eng->n_rx < UROCE_GID_TBL_LEN; i++) {
+		int family = gid_family(nd.addrs[i]);
+		int fd = bound_socket(family, nd.addrs[i], ROCE_PORT, nd.ifindex);
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (fd < 0)
+			continue; /* e.g. a tentative IPv6 address: not usable yet */
+		ev.data.u64 = eng->n_rx;
+		eng->rx_addr[eng->n_rx].family = family;
+		memcpy(eng->rx_addr[eng->n_rx].ip, nd.addrs[i], 16);
+		eng->rx_fds[eng->n_rx++] = fd;
+		epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
+	}
+	if (eng->n_rx == 0)
+		return -EADDRNOTAVAIL;
+
+	eng->fwd_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (eng->fwd_fd < 0)
+		return -errno;
+	big_buffers(eng->fwd_fd);
+	fwd_name(eng, getpid(), &sun, &sl);
+	if (bind(eng->fwd_fd, (struct sockaddr *)&sun, sl))
+		return -errno;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_GID_TBL_LEN };
+	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->fwd_fd, &ev);
+	return 0;
+}
+
+void uroce_udp_close(struct uroce_engine *eng)
+{
+	for (int i = 0; i < eng->n_rx; i++)
+		close(eng->rx_fds[i]);
+	eng->n_rx = 0;
+	if (eng->fwd_fd >= 0)
+		close(eng->fwd_fd);
+	for (int i = 0; i < eng->n_tx; i++)
+		close(eng->tx[i].fd);
+	eng->n_tx = 0;
+}
+
+/* The socket packets from (ip, port) leave through; created on first use. */
+static int tx_socket(struct uroce_engine *eng, int family, const uint8_t *ip, uint16_t port)
+{
+	int fd = -1, pmtu;
+
+	pthread_mutex_lock(&eng->tx_lock);
+	for (int i = 0; i < eng->n_tx; i++)
+		if (eng->tx[i].port == port && eng->tx[i].family == family &&
+		    !memcmp(eng->tx[i].ip, ip, 16)) {
+			fd = eng->tx[i].fd;
+			goto out;
+		}
+	if (eng->n_tx == (int)(sizeof(eng->tx) / sizeof(eng->tx[0]))) {
+		fd = -EMFILE;
+		goto out;
+	}
+	fd = bound_socket(family, ip, port, if_nametoindex(eng->netdev));
+	if (fd < 0)
+		goto out;
+	if (family == AF_INET) {
+		pmtu = IP_PMTUDISC_DO;
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	} else {
+		pmtu = IPV6_PMTUDISC_DO;
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	}
+	eng->tx[eng->n_tx].family = family;
+	eng->tx[eng->n_tx].port = port;
+	memcpy(eng->tx[eng->n_tx].ip, ip, 16);
+	eng->tx[eng->n_tx++].fd = fd;
+out:
+	pthread_mutex_unlock(&eng->tx_lock);
+	return fd;
+}
+
+int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
+		   uint16_t sport, const struct iovec *iov, int iovcnt)
+{
+	int fd = tx_socket(eng, av->family, av->sgid.raw, sport);
+	struct msghdr msg = {
+		.msg_name = (void *)&av->dst,
+		.msg_namelen = av->family == AF_INET ? sizeof(av->dst.in4) : sizeof(av->dst.in6),
+		.msg_iov = (struct iovec *)iov,
+		.msg_iovlen = iovcnt,
+	};
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = sendmsg(fd, &msg, 0);
+	return n < 0 ? -errno : 0;
+}
+
+int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_rx *rx)
+{
+	struct fwd_hdr h = {
+		.family = rx->family, .src_port = rx->src_port, .dst_port = rx->dst_port,
+	};
+	struct iovec iov[2] = { { &h, sizeof(h) }, { rx->buf, rx->len } };
+	struct sockaddr_un sun;
+	struct msghdr msg = { .msg_name = &sun, .msg_iov = iov, .msg_iovlen = 2 };
+
+	memcpy(h.src_ip, rx->src_ip, 16);
+	memcpy(h.dst_ip, rx->dst_ip, 16);
+	fwd_name(eng, owner, &sun, &msg.msg_namelen);
+	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *rx)
+{
+	memset(rx->src_ip, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)ss;
+
+		rx->src_ip[10] = rx->src_ip[11] = 0xff;
+		memcpy(rx->src_ip + 12, &s->sin_addr, 4);
+		rx->src_port = ntohs(s->sin_port);
+	} else {
+		const struct sockaddr_in6 *s6 = (const void *)ss;
+
+		memcpy(rx->src_ip, &s6->sin6_addr, 16);
+		rx->src_port = ntohs(s6->sin6_port);
+	}
+}
+
+void uroce_udp_poll(struct uroce_engine *eng, int idx)
+{
+	static __thread uint8_t bufs[RX_BATCH][UROCE_MAX_PKT + sizeof(struct fwd_hdr)];
+	struct sockaddr_storage from[RX_BATCH];
+	struct mmsghdr msgs[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	int fd = idx == UROCE_GID_TBL_LEN ? eng->fwd_fd : eng->rx_fds[idx];
+
+	for (int round = 0; round < 64; round++) {
+		int n;
+
+		for (int i = 0; i < RX_BATCH; i++) {
+			iov[i].iov_base = bufs[i];
+			iov[i].iov_len = sizeof(bufs[i]);
+			memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
+			msgs[i].msg_hdr.msg_iov = &iov[i];
+			msgs[i].msg_hdr.msg_iovlen = 1;
+			msgs[i].msg_hdr.msg_name = &from[i];
+			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		}
+		n = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n; i++) {
+			struct uroce_rx rx = { .buf = bufs[i], .len = msgs[i].msg_len };
+
+			if (idx == UROCE_GID_TBL_LEN) {
+				struct fwd_hdr h;
+
+				if (rx.len < sizeof(h))
+					continue;
+				memcpy(&h, bufs[i], sizeof(h));
+				rx.buf += sizeof(h);
+				rx.len -= sizeof(h);
+				rx.family = h.family;
+				rx.src_port = h.src_port;
+				rx.dst_port = h.dst_port;
+				memcpy(rx.src_ip, h.src_ip, 16);
+				memcpy(rx.dst_ip, h.dst_ip, 16);
+				rx.forwarded = true;
+				atomic_fetch_add(&eng->cnt.forwarded_in, 1);
+			} else {
+				sockaddr_to_rx(&from[i], &rx);
+				rx.family = eng->rx_addr[idx].family;
+				memcpy(rx.dst_ip, eng->rx_addr[idx].ip, 16);
+				rx.dst_port = ROCE_PORT;
+			}
+			uroce_engine_rx(eng, &rx);
+		}
+		if (n < RX_BATCH)
+			return;
+	}
+}
