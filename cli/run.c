@@ -16,22 +16,39 @@
 #include "provider_version.h"
 #include "registry.h"
 
+/* Is this uroce binary the one in the build tree (not installed)? */
+static int from_build_tree(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	return !strncmp(exe, UROCE_BUILD_ROOT "/", strlen(UROCE_BUILD_ROOT) + 1);
+}
+
 /* The provider that belongs to this uroce binary: build tree or installed. */
 static const char *provider_prefix(void)
 {
 	const char *env = getenv("UROCE_PROVIDER");
-	static char exe[PATH_MAX];
-	ssize_t n;
 
 	if (env && *env)
 		return env;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		if (!strncmp(exe, UROCE_BUILD_ROOT "/", strlen(UROCE_BUILD_ROOT) + 1))
-			return UROCE_PROVIDER_BUILD;
-	}
-	return UROCE_PROVIDER_INSTALLED;
+	return from_build_tree() ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALLED;
+}
+
+/* Prepend VALUE to the ':'/' '-separated list in environment variable NAME. */
+static void env_prepend(const char *name, const char *value, char sep)
+{
+	const char *old = getenv(name);
+	char buf[4 * PATH_MAX];
+
+	if (old && *old)
+		snprintf(buf, sizeof(buf), "%s%c%s", value, sep, old);
+	else
+		snprintf(buf, sizeof(buf), "%s", value);
+	setenv(name, buf, 1);
 }
 
 /* The registry's tree if we may refresh it, else a private copy of it. */
@@ -59,8 +76,7 @@ static int pick_sysroot(const char *nsdir, char *buf, size_t len)
 int cmd_run(int argc, char **argv)
 {
 	struct uroce_dev_rec *recs;
-	char nsdir[PATH_MAX], sysroot[PATH_MAX], drivers[2 * PATH_MAX];
-	const char *old;
+	char nsdir[PATH_MAX], sysroot[PATH_MAX];
 	struct stat st;
 	int n, ret;
 
@@ -85,13 +101,10 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "uroce: warning: this kernel has RDMA support; libibverbs "
 			"asks the kernel for devices and will not see uroce's\n");
 
-	old = getenv("RDMAV_DRIVERS");
-	if (old && *old)
-		snprintf(drivers, sizeof(drivers), "%s:%s", provider_prefix(), old);
-	else
-		snprintf(drivers, sizeof(drivers), "%s", provider_prefix());
 	setenv("SYSFS_PATH", sysroot, 1);
-	setenv("RDMAV_DRIVERS", drivers, 1);
+	env_prepend("RDMAV_DRIVERS", provider_prefix(), ':');
+	/* Completion channels need our ibv_create_comp_channel (preload.c). */
+	env_prepend("LD_PRELOAD", from_build_tree() ? UROCE_PRELOAD_BUILD : UROCE_PRELOAD_INSTALLED, ' ');
 	execvp(argv[0], argv);
 	return fail("cannot run \"%s\": %s", argv[0], strerror(errno)) + 126;
 }

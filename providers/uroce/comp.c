@@ -30,6 +30,7 @@ static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_stat
 	if (is_rd_atomic(w->opcode) && qe->rd_atomic)
 		qe->rd_atomic--;
 	uroce_complete_send(qp, w, st);
+	uroce_check_drained(qp);
 }
 
 /* The response PSN the READ at the head of the queue waits for next. */

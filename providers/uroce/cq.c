@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
+#include "events.h"
+#include "qp.h"
 #include "uroce.h"
 
 struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
@@ -17,11 +20,6 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (channel) {
-		/* Completion channels come with the event engine. */
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	/* One slot stays free to tell full from empty. */
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
@@ -32,6 +30,17 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 	if (!cq->ring)
 		goto nomem;
 	cq->size = size;
+	cq->chan_fd = -1;
+	if (channel) {
+		int err = uroce_cq_channel_attach(cq, channel);
+
+		if (err) {
+			free(cq->ring);
+			free(cq);
+			errno = err;
+			return NULL;
+		}
+	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	cq->vcq.cq.cqe = size - 1; /* the actual capacity, >= the request */
 	return &cq->vcq.cq;
@@ -47,6 +56,9 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
 
+	if (atomic_load(&cq->users) > 0)
+		return EBUSY; /* still the CQ of a QP */
+	uroce_cq_channel_detach(cq);
 	pthread_spin_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
@@ -60,11 +72,53 @@ int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -EINVAL;
+	/* Nothing queued: serve the wire from this thread (busy polling). */
+	if (cq->head == cq->tail) {
+		struct uroce_context *ctx = to_uctx(ibcq->context);
+
+		if (ctx->engine)
+			uroce_engine_poll(ctx->engine);
+	}
 	pthread_spin_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
 		wc[n++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) & (cq->size - 1);
 	}
+	/* An overrun CQ reports the error once its entries are taken. */
+	if (!n && cq->overrun)
+		n = -EIO;
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
+{
+	return uroce_cq_push_ex(cq, wc, false);
+}
+
+int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited)
+{
+	uint32_t next;
+	int ret = 0;
+
+	pthread_spin_lock(&cq->lock);
+	next = (cq->tail + 1) & (cq->size - 1);
+	if (next == cq->head || cq->overrun) {
+		/* Overrun (IBTA 11.4.2.1): the CQ goes to error, nothing is
+		 * overwritten; the owner hears of it as IBV_EVENT_CQ_ERR. */
+		ret = -ENOSPC;
+		if (!cq->overrun) {
+			cq->overrun = 1;
+			pthread_spin_unlock(&cq->lock);
+			uroce_async_event(to_uctx(cq->vcq.cq.context), IBV_EVENT_CQ_ERR,
+					  (uintptr_t)&cq->vcq.cq);
+			return ret;
+		}
+	} else {
+		cq->ring[cq->tail] = *wc;
+		cq->tail = next;
+		uroce_cq_notify(cq, solicited, wc->status != IBV_WC_SUCCESS);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
 }

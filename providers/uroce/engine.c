@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 
 #include "engine.h"
+#include "events.h"
 #include "pkt.h"
 
 #define WAKE_IDX (UROCE_GID_TBL_LEN + 1)
@@ -120,6 +121,35 @@ static void run_timers(struct uroce_engine *eng)
 	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
+static void handle_events(struct uroce_engine *eng, const struct epoll_event *evs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t idx = evs[i].data.u64;
+
+		if (idx == WAKE_IDX) {
+			uint64_t v;
+
+			if (read(eng->wake_fd, &v, sizeof(v)) < 0)
+				(void)0;
+			continue;
+		}
+		uroce_udp_poll(eng, (int)idx);
+	}
+}
+
+void uroce_engine_poll(struct uroce_engine *eng)
+{
+	struct epoll_event evs[16];
+	int n;
+
+	if (pthread_mutex_trylock(&eng->rx_lock))
+		return; /* another thread is draining: it will deliver */
+	n = epoll_wait(eng->epfd, evs, 16, 0);
+	if (n > 0)
+		handle_events(eng, evs, n);
+	pthread_mutex_unlock(&eng->rx_lock);
+}
+
 static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
@@ -129,17 +159,10 @@ static void *progress_thread(void *arg)
 		int timeout = atomic_load(&eng->armed) > 0 ? 1 : -1;
 		int n = epoll_wait(eng->epfd, evs, 16, timeout);
 
-		for (int i = 0; i < n; i++) {
-			uint64_t idx = evs[i].data.u64;
-
-			if (idx == WAKE_IDX) {
-				uint64_t v;
-
-				if (read(eng->wake_fd, &v, sizeof(v)) < 0)
-					(void)0;
-				continue;
-			}
-			uroce_udp_poll(eng, (int)idx);
+		if (n > 0) {
+			pthread_mutex_lock(&eng->rx_lock);
+			handle_events(eng, evs, n);
+			pthread_mutex_unlock(&eng->rx_lock);
 		}
 		if (atomic_load(&eng->armed) > 0)
 			run_timers(eng);
@@ -149,8 +172,30 @@ static void *progress_thread(void *arg)
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
+/* UROCE_STATS=1: print this process's counters when the engine stops. */
+static void dump_counters(struct uroce_engine *eng)
+{
+	const char *env = getenv("UROCE_STATS");
+	struct uroce_counters *c = &eng->cnt;
+
+	if (!env || !*env || *env == '0')
+		return;
+#define F(x) (unsigned long long)atomic_load(&c->x)
+	fprintf(stderr, "uroce[%d] %s: tx %llu pkts %llu B, rx %llu pkts %llu B, "
+		"retransmits %llu timeouts %llu, naks tx seq %llu err %llu rnr %llu, "
+		"naks rx seq %llu err %llu rnr %llu, dup %llu, fwd out %llu in %llu, "
+		"drops parse %llu icrc %llu no_qp %llu state %llu qkey %llu other %llu\n",
+		(int)getpid(), eng->devname, F(tx_pkts), F(tx_bytes), F(rx_pkts), F(rx_bytes),
+		F(retransmits), F(timeouts), F(seq_naks_tx), F(err_naks_tx), F(rnr_naks_tx),
+		F(seq_naks_rx), F(err_naks_rx), F(rnr_naks_rx), F(duplicates),
+		F(forwarded_out), F(forwarded_in), F(drop_parse), F(drop_icrc), F(drop_no_qp),
+		F(drop_state), F(drop_qkey), F(drop_other));
+#undef F
+}
+
 static void engine_free(struct uroce_engine *eng)
 {
+	dump_counters(eng);
 	uroce_udp_close(eng);
 	if (eng->epfd >= 0)
 		close(eng->epfd);
@@ -179,6 +224,7 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->tx_lock, NULL);
+	pthread_mutex_init(&eng->rx_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
 	eng->qpns = uroce_qpn_open(eng->nsid, eng->devname, UROCE_MAX_QP);
@@ -336,12 +382,38 @@ static void flush_queues(struct uroce_qp *qp)
 	uroce_engine_arm(qe, false);
 }
 
-void uroce_qp_to_error(struct uroce_qp *qp)
+void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 {
+	bool was_err = qp->state == IBV_QPS_ERR;
+
 	qp->state = IBV_QPS_ERR;
 	qp->vqp.qp.state = IBV_QPS_ERR;
 	qp->attr.qp_state = IBV_QPS_ERR;
 	flush_queues(qp);
+	if (was_err)
+		return;
+	/* IBTA 11.6.3.1: the owner learns why the QP stopped. */
+	uroce_async_event(qp->ctx, ev, (uintptr_t)&qp->vqp.qp);
+	if (qp->srq)
+		uroce_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, (uintptr_t)&qp->vqp.qp);
+}
+
+void uroce_qp_to_error(struct uroce_qp *qp)
+{
+	uroce_qp_to_error_ev(qp, IBV_EVENT_QP_FATAL);
+}
+
+void uroce_check_drained(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	/* IBTA 11.6.3.1: SQ drained once in SQD no WQE is outstanding. */
+	if (qp->state == IBV_QPS_SQD && qe->draining && !qe->drained_sent &&
+	    (qe->sq_next == qp->sq.cons ||
+	     ((struct uroce_send_wqe *)ring_slot(&qp->sq, qp->sq.cons))->state == UROCE_WQE_POSTED)) {
+		qe->drained_sent = true;
+		uroce_async_event(qp->ctx, IBV_EVENT_SQ_DRAINED, (uintptr_t)&qp->vqp.qp);
+	}
 }
 
 /* ---- hooks of the verbs layer ------------------------------------------------------ */
@@ -464,10 +536,17 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 		uroce_req_progress(qp);
 		break;
 	case IBV_QPS_SQD:
-		qe->draining = true;
+		if (old_state != IBV_QPS_SQD) {
+			qe->draining = true;
+			qe->drained_sent = false;
+		}
+		uroce_check_drained(qp);
 		break;
 	case IBV_QPS_ERR:
 		flush_queues(qp);
+		if (qp->srq && old_state != IBV_QPS_ERR)
+			uroce_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED,
+					  (uintptr_t)&qp->vqp.qp);
 		break;
 	default:
 		break;

@@ -80,6 +80,7 @@ struct uroce_engine {
 	int fwd_fd;                  /* unix datagram socket: packets from other processes */
 	int wake_fd;                 /* eventfd: work for the progress thread */
 	int epfd;
+	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
 	atomic_bool stop;
 
@@ -110,6 +111,8 @@ struct uroce_qp_eng {
 	uint64_t deadline_ns;        /* retransmit timer, 0 = off */
 	uint64_t rnr_until_ns;       /* RNR wait, 0 = none */
 	bool draining;               /* SQD */
+	bool drained_sent;           /* SQ_DRAINED reported */
+	bool comm_est_sent;          /* COMM_EST reported */
 	bool rd_rewound;             /* a READ was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
 
@@ -143,8 +146,12 @@ void uroce_engine_put(struct uroce_engine *eng);
 uint64_t uroce_now_ns(void);
 /* Keep the timer tick running for this QP while it has timers (qp->lock held). */
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
-/* Move QP to the error state and flush its queues (qp->lock held). */
+/* Move QP to the error state and flush its queues (qp->lock held), telling
+ * the owner with asynchronous event EV (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR). */
+void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev);
 void uroce_qp_to_error(struct uroce_qp *qp);
+/* SQD: report SQ_DRAINED once nothing is outstanding. */
+void uroce_check_drained(struct uroce_qp *qp);
 /* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */
 void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 			 enum ibv_wc_status status);
@@ -162,6 +169,10 @@ void uroce_udp_poll(struct uroce_engine *eng, int fd);
 
 /* engine.c: a packet arrived */
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
+/* Busy polling: an application thread in poll_cq drains the sockets itself
+ * (if no other thread is doing it), instead of waiting for the progress
+ * thread to be scheduled. */
+void uroce_engine_poll(struct uroce_engine *eng);
 
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);

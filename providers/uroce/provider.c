@@ -13,6 +13,9 @@
 #include <sys/eventfd.h>
 
 #include "provider_version.h"
+#include "engine.h"
+#include "qp.h"
+#include "events.h"
 #include "uroce.h"
 
 /* Our registry writes device/modalias = "uroce:NAME" (see tree.c). */
@@ -53,15 +56,32 @@ static void uroce_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops uroce_ctx_ops = {
 	.alloc_pd = uroce_alloc_pd,
+	.async_event = uroce_async_event_done,
+	.cq_event = uroce_cq_event,
+	.create_ah = uroce_create_ah,
 	.create_cq = uroce_create_cq,
+	.create_qp = uroce_create_qp,
+	.create_qp_ex = uroce_create_qp_ex,
+	.create_srq = uroce_create_srq,
 	.dealloc_pd = uroce_dealloc_pd,
 	.dereg_mr = uroce_dereg_mr,
+	.destroy_ah = uroce_destroy_ah,
 	.destroy_cq = uroce_destroy_cq,
+	.destroy_qp = uroce_destroy_qp,
+	.destroy_srq = uroce_destroy_srq,
 	.free_context = uroce_free_context,
+	.modify_qp = uroce_modify_qp,
+	.modify_srq = uroce_modify_srq,
 	.poll_cq = uroce_poll_cq,
+	.post_recv = uroce_post_recv,
+	.post_send = uroce_post_send,
+	.post_srq_recv = uroce_post_srq_recv,
 	.query_device_ex = uroce_query_device_ex,
 	.query_port = uroce_query_port,
+	.query_qp = uroce_query_qp,
+	.query_srq = uroce_query_srq,
 	.reg_mr = uroce_reg_mr,
+	.req_notify_cq = uroce_req_notify_cq,
 };
 
 /*
@@ -123,6 +143,10 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev,
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->vctx.context.num_comp_vectors = UROCE_NUM_COMP_VECTORS;
 	refresh_tree(ibdev, ctx);
+	/* Port and GID events need a watcher; a context works without one. */
+	if (uroce_monitor_start(ctx))
+		fprintf(stderr, "uroce: %s: no port/GID events (netlink watch failed)\n",
+			ibdev->name);
 	verbs_set_ops(&ctx->vctx, &uroce_ctx_ops);
 	return &ctx->vctx;
 err:
@@ -142,6 +166,8 @@ static void uroce_free_context(struct ibv_context *ibctx)
 {
 	struct uroce_context *ctx = to_uctx(ibctx);
 
+	uroce_monitor_stop(ctx);
+	uroce_engine_put(ctx->engine);
 	uroce_keytab_destroy(&ctx->mr_keys);
 	pthread_mutex_destroy(&ctx->lock);
 	if (ctx->async_wr_fd >= 0)

@@ -140,6 +140,7 @@ struct uroce_srq {
 	uint32_t max_sge;
 	uint32_t srq_limit;          /* 0 = disarmed (IBTA 10.2.9.2) */
 	struct uroce_pd *pd;
+	atomic_int users;            /* QPs attached: destroy_srq is EBUSY while > 0 */
 };
 
 static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
@@ -173,6 +174,7 @@ struct uroce_qp {
 	/* ibv_wr_* state between wr_start and wr_complete (wr.c) */
 	uint32_t wr_start_prod;
 	int wr_error;
+	struct uroce_send_wqe *wr_cur;
 
 	/* engine-private state (requester, responder, completer) */
 	void *engine;
@@ -216,6 +218,18 @@ int uroce_destroy_ah(struct ibv_ah *ah);
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
 		       struct uroce_av *av);
 
+/* post.c helpers shared by post_send and the ibv_wr_* API (wr.c) */
+int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op);
+int uroce_sq_state_ok(const struct uroce_qp *qp);
+struct uroce_send_wqe *uroce_wqe_new(struct uroce_qp *qp, uint64_t wr_id,
+				     enum ibv_wr_opcode op, unsigned int flags);
+int uroce_wqe_set_sges(struct uroce_qp *qp, struct uroce_send_wqe *w,
+		       const struct ibv_sge *sg, int num);
+int uroce_wqe_set_ud(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_ah *ah,
+		     uint32_t remote_qpn, uint32_t remote_qkey);
+int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w);
+int uroce_fill_recv(struct uroce_ring *r, uint32_t max_sge, const struct ibv_recv_wr *wr);
+
 /* ---- engine hooks the verbs layer calls (engine.c) ------------------------ */
 
 /* Give QP a device-unique QPN (shared with other processes); 0 or errno. */
@@ -234,5 +248,7 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp);
 
 /* Append a completion; -ENOSPC on overrun (the CQ goes to error). */
 int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
+/* The same for a receive completion of a message with the SE bit. */
+int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited);
 
 #endif

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 
 #include "engine.h"
+#include "events.h"
 #include "mem.h"
 #include "pkt.h"
 
@@ -79,6 +80,13 @@ static bool take_rwqe(struct uroce_qp *qp)
 		r->cons++;
 		ok = true;
 	}
+	/* IBTA 10.2.9.2: an armed SRQ limit fires once, when the count of
+	 * WQEs falls below it. */
+	if (qp->srq && qp->srq->srq_limit && ring_used(r) < qp->srq->srq_limit) {
+		qp->srq->srq_limit = 0;
+		uroce_async_event(qp->ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
+				  (uintptr_t)&qp->srq->vsrq.srq);
+	}
 	if (qp->srq)
 		pthread_mutex_unlock(&qp->srq->lock);
 	qe->recv_wqe_valid = ok;
@@ -125,7 +133,7 @@ static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_w
 			wc.wc_flags |= IBV_WC_GRH;
 	}
 	qe->recv_wqe_valid = false;
-	uroce_cq_push(qp->rcq, &wc);
+	uroce_cq_push_ex(qp->rcq, &wc, pkt->solicited && pkt->last);
 }
 
 /* Responder errors of class "the QP goes to error" (IBTA 9.9.3.1.2). */
@@ -138,7 +146,11 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 		nak(qp, psn, nak_code);
 	if (qe->recv_wqe_valid)
 		complete_recv(qp, local, IBV_WC_RECV, 0, pkt);
-	uroce_qp_to_error(qp);
+	/* IBTA 11.6.3.1: invalid requests and access violations have their
+	 * own asynchronous events. */
+	uroce_qp_to_error_ev(qp, nak_code == NAK_REMOTE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
+				 nak_code == NAK_INVALID_REQ ? IBV_EVENT_QP_REQ_ERR :
+				 IBV_EVENT_QP_FATAL);
 }
 
 /* ---- the operations --------------------------------------------------------- */
@@ -441,6 +453,12 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 	    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {
 		atomic_fetch_add(&cnt(qp)->drop_state, 1);
 		return;
+	}
+	/* IBTA 11.6.3.1: the first packet received in RTR establishes the
+	 * connection. */
+	if (qp->state == IBV_QPS_RTR && !qe->comm_est_sent && type != IBV_QPT_UD) {
+		qe->comm_est_sent = true;
+		uroce_async_event(qp->ctx, IBV_EVENT_COMM_EST, (uintptr_t)&qp->vqp.qp);
 	}
 	if (pkt->qp_type != (int)type) {
 		atomic_fetch_add(&cnt(qp)->drop_other, 1);

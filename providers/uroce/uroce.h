@@ -11,6 +11,9 @@
 #include "keytab.h"
 #include "registry.h"
 
+struct uroce_engine;
+struct uroce_monitor;
+
 /* Limits reported by query_device; every create/reg verb enforces them. */
 enum {
 	UROCE_MAX_QP = 65536,
@@ -44,6 +47,8 @@ struct uroce_context {
 	struct uroce_keytab mr_keys;  /* lkey/rkey -> struct uroce_mr */
 	pthread_mutex_t lock;
 	uint32_t next_pdn;
+	struct uroce_engine *engine;  /* protocol engine, started by the first QP */
+	struct uroce_monitor *monitor; /* netdev/registry watcher (events.h) */
 };
 
 struct uroce_pd {
@@ -67,6 +72,10 @@ struct uroce_cq {
 	struct ibv_wc *ring;
 	uint32_t size;                /* power of two */
 	uint32_t head, tail;          /* consumer, producer */
+	int chan_fd;                  /* write end of the completion channel, or -1 */
+	int arm;                      /* enum uroce_cq_arm (events.h) */
+	int overrun;                  /* a completion was lost: the CQ is in error */
+	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
 };
 
 static inline struct uroce_device *to_udev(struct ibv_device *d)

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* Completion channel notification and asynchronous events. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "events.h"
+#include "uroce.h"
+
+int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch)
+{
+	char path[64];
+	struct stat st;
+
+	/* Ours (liburoce-preload.so) is a pipe; anything else did not come
+	 * from `uroce run` and cannot carry our events. */
+	if (fstat(ch->fd, &st) || !S_ISFIFO(st.st_mode)) {
+		fprintf(stderr, "uroce: this completion channel was not made by uroce: "
+			"run the program under `uroce run`\n");
+		return EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ch->fd);
+	cq->chan_fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	return cq->chan_fd < 0 ? errno : 0;
+}
+
+void uroce_cq_channel_detach(struct uroce_cq *cq)
+{
+	if (cq->chan_fd >= 0)
+		close(cq->chan_fd);
+	cq->chan_fd = -1;
+}
+
+void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error)
+{
+	struct ib_uverbs_comp_event_desc ev = { .cq_handle = (uintptr_t)&cq->vcq.cq };
+
+	/* IBTA 11.4.2.2: NEXT fires on any completion; SOLICITED on a
+	 * solicited one or an error.  One event per arming. */
+	if (cq->arm == UROCE_CQ_DISARMED || cq->chan_fd < 0)
+		return;
+	if (cq->arm == UROCE_CQ_ARM_SOLICITED && !solicited && !error)
+		return;
+	cq->arm = UROCE_CQ_DISARMED;
+	if (write(cq->chan_fd, &ev, sizeof(ev)) != sizeof(ev))
+		fprintf(stderr, "uroce: completion event lost (channel full)\n");
+}
+
+int uroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct uroce_cq *cq = to_ucq(ibcq);
+
+	if (cq->chan_fd < 0)
+		return EINVAL; /* no channel: nothing to notify (as the kernel says) */
+	pthread_spin_lock(&cq->lock);
+	/* A SOLICITED request never narrows an outstanding NEXT one. */
+	if (!solicited_only)
+		cq->arm = UROCE_CQ_ARM_NEXT;
+	else if (cq->arm == UROCE_CQ_DISARMED)
+		cq->arm = UROCE_CQ_ARM_SOLICITED;
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+void uroce_cq_event(struct ibv_cq *cq)
+{
+	/* ibv_get_cq_event read the handle; ibv_ack_cq_events counts it. */
+}
+
+void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element)
+{
+	struct ib_uverbs_async_event_desc ev = { .element = element, .event_type = type };
+
+	if (write(ctx->async_wr_fd, &ev, sizeof(ev)) != sizeof(ev))
+		fprintf(stderr, "uroce: asynchronous event %s lost (queue full)\n",
+			ibv_event_type_str(type));
+}
+
+void uroce_async_event_done(struct ibv_context *context, struct ibv_async_event *event)
+{
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Queue pairs: create, the IBTA state machine of modify, query, destroy.
+ * The engine hooks (qp.h) do the protocol side of every change.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "qp.h"
+
+/* ---- the state machine (IBTA 10.3.1, table 91 / 11.2.4.2) ------------------ */
+
+#define A(x) IBV_QP_##x
+enum { T_UD, T_UC, T_RC, T_NUM };
+
+struct transition {
+	bool valid;
+	int required[T_NUM];
+	int optional[T_NUM];
+};
+
+/* [current][next]: the attributes a transition requires and allows. */
+static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_INIT] = { .valid = true,
+			.required = {
+				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			} },
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_INIT] = { .valid = true,
+			.optional = {
+				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
+				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
+			} },
+		[IBV_QPS_RTR] = { .valid = true,
+			.required = {
+				[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
+				[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
+					 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER),
+			},
+			.optional = {
+				[T_UD] = A(PKEY_INDEX) | A(QKEY),
+				[T_UC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+				[T_RC] = A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX),
+			} },
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RTS] = { .valid = true,
+			.required = {
+				[T_UD] = A(SQ_PSN),
+				[T_UC] = A(SQ_PSN),
+				[T_RC] = A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) | A(SQ_PSN) |
+					 A(MAX_QP_RD_ATOMIC),
+			},
+			.optional = {
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+				[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+			} },
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RTS] = { .valid = true,
+			.optional = {
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) | A(PATH_MIG_STATE),
+				[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
+					 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
+			} },
+		[IBV_QPS_SQD] = { .valid = true,
+			.optional = {
+				[T_UD] = A(EN_SQD_ASYNC_NOTIFY),
+				[T_UC] = A(EN_SQD_ASYNC_NOTIFY),
+				[T_RC] = A(EN_SQD_ASYNC_NOTIFY),
+			} },
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RTS] = { .valid = true,
+			.optional = {
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
+				[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
+					 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
+			} },
+		[IBV_QPS_SQD] = { .valid = true,
+			.optional = {
+				[T_UD] = A(PKEY_INDEX) | A(QKEY),
+				[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
+					 A(PATH_MIG_STATE),
+				[T_RC] = A(PORT) | A(AV) | A(TIMEOUT) | A(RETRY_CNT) | A(RNR_RETRY) |
+					 A(MAX_QP_RD_ATOMIC) | A(MAX_DEST_RD_ATOMIC) | A(ALT_PATH) |
+					 A(ACCESS_FLAGS) | A(PKEY_INDEX) | A(MIN_RNR_TIMER) |
+					 A(PATH_MIG_STATE),
+			} },
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RTS] = { .valid = true,
+			.optional = {
+				[T_UD] = A(CUR_STATE) | A(QKEY),
+				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
+			} },
+	},
+};
+
+/* Every state may go to RESET and to ERR with no attributes. */
+static const struct transition to_reset_or_err = { .valid = true };
+
+static int type_index(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_UD ? T_UD : t == IBV_QPT_UC ? T_UC : T_RC;
+}
+
+/* 0, or the errno a transition from CUR with ATTR/MASK must fail with. */
+static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
+			    const struct ibv_qp_attr *attr, int mask)
+{
+	enum ibv_qp_state next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	const struct transition *t;
+	int ti = type_index(qp->vqp.qp.qp_type);
+
+	if ((unsigned int)next > IBV_QPS_ERR)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return EINVAL;
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
+		t = &to_reset_or_err;
+	else
+		t = &qp_transitions[cur][next];
+	if (!t->valid)
+		return EINVAL;
+	if ((mask & t->required[ti]) != t->required[ti])
+		return EINVAL;
+	if (mask & ~(t->required[ti] | t->optional[ti] | IBV_QP_STATE |
+		     (next == IBV_QPS_RESET || next == IBV_QPS_ERR ? IBV_QP_CUR_STATE : 0)))
+		return EINVAL;
+	return 0;
+}
+
+/* Values in range (IBTA 10.3 / the verbs man pages). */
+static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > UROCE_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > UROCE_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+		return EINVAL;
+	if ((mask & (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)) && (mask & IBV_QP_ALT_PATH))
+		return EINVAL; /* no automatic path migration (one port, one path) */
+	return 0;
+}
+
+int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct uroce_qp *qp = to_uqp(ibqp);
+	struct uroce_av av;
+	enum ibv_qp_state old;
+	int err;
+
+	pthread_mutex_lock(&qp->lock);
+	old = qp->state;
+	err = check_transition(qp, old, attr, mask);
+	if (!err)
+		err = check_values(qp, attr, mask);
+	if (!err && (mask & IBV_QP_AV))
+		err = uroce_av_from_attr(qp->ctx, &attr->ah_attr, &av);
+	if (err) {
+		pthread_mutex_unlock(&qp->lock);
+		return err;
+	}
+
+#define TAKE(bit, field) if (mask & IBV_QP_##bit) qp->attr.field = attr->field
+	TAKE(PKEY_INDEX, pkey_index);
+	TAKE(PORT, port_num);
+	TAKE(QKEY, qkey);
+	TAKE(ACCESS_FLAGS, qp_access_flags);
+	TAKE(PATH_MTU, path_mtu);
+	TAKE(DEST_QPN, dest_qp_num);
+	TAKE(TIMEOUT, timeout);
+	TAKE(RETRY_CNT, retry_cnt);
+	TAKE(RNR_RETRY, rnr_retry);
+	TAKE(MIN_RNR_TIMER, min_rnr_timer);
+	TAKE(MAX_QP_RD_ATOMIC, max_rd_atomic);
+	TAKE(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+	TAKE(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+	TAKE(PATH_MIG_STATE, path_mig_state);
+#undef TAKE
+	if (mask & IBV_QP_RQ_PSN)
+		qp->attr.rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IBV_QP_AV) {
+		qp->attr.ah_attr = attr->ah_attr;
+		qp->av = av;
+	}
+	if (mask & IBV_QP_STATE) {
+		qp->state = attr->qp_state;
+		qp->attr.qp_state = attr->qp_state;
+		qp->vqp.qp.state = attr->qp_state;
+	}
+	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {
+		/* RESET discards every WQE without a completion (IBTA 10.3.1.1). */
+		qp->sq.prod = qp->sq.cons = 0;
+		qp->rq.prod = qp->rq.cons = 0;
+	}
+	uroce_engine_qp_modified(qp, old, mask);
+	pthread_mutex_unlock(&qp->lock);
+	return 0;
+}
+
+int uroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+		   struct ibv_qp_init_attr *init)
+{
+	struct uroce_qp *qp = to_uqp(ibqp);
+
+	pthread_mutex_lock(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->cap = qp->cap;
+	attr->sq_draining = qp->state == IBV_QPS_SQD &&
+			    ((struct uroce_qp_eng *)qp->engine)->sq_next != qp->sq.cons;
+	pthread_mutex_unlock(&qp->lock);
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = ibqp->qp_context;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->srq = ibqp->srq;
+		init->cap = qp->cap;
+		init->qp_type = ibqp->qp_type;
+		init->sq_sig_all = qp->sq_sig_all;
+	}
+	return 0;
+}
+
+/* ---- create / destroy ---------------------------------------------------------- */
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int ring_alloc(struct uroce_ring *r, uint32_t entries, uint32_t stride)
+{
+	r->size = pow2_at_least(entries ? entries : 1);
+	r->stride = (stride + 63) & ~63u;
+	r->prod = r->cons = 0;
+	r->buf = calloc(r->size, r->stride);
+	return r->buf ? 0 : ENOMEM;
+}
+
+static uint64_t supported_send_ops(enum ibv_qp_type t)
+{
+	uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+
+	return t == IBV_QPT_UD ? ud : t == IBV_QPT_UC ? uc : rc;
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *ia)
+{
+	struct uroce_context *ctx = to_uctx(context);
+	struct ibv_qp_cap *cap = &ia->cap;
+	struct uroce_qp *qp;
+	uint32_t sq_data;
+	int err = EINVAL;
+
+	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP; /* no XRC, raw packet or driver QPs */
+		return NULL;
+	}
+	if (!ia->send_cq || !ia->recv_cq || !ia->pd || ia->pd->context != context ||
+	    cap->max_send_wr > UROCE_MAX_QP_WR || cap->max_send_sge > UROCE_MAX_SGE ||
+	    cap->max_inline_data > UROCE_MAX_INLINE ||
+	    (!ia->srq && (cap->max_recv_wr > UROCE_MAX_QP_WR || cap->max_recv_sge > UROCE_MAX_SGE))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->ctx = ctx;
+	qp->pd = to_upd(ia->pd);
+	qp->scq = to_ucq(ia->send_cq);
+	qp->rcq = to_ucq(ia->recv_cq);
+	qp->srq = ia->srq ? to_usrq(ia->srq) : NULL;
+	qp->sq_sig_all = ia->sq_sig_all;
+	/* Granted capabilities: at least what was asked. */
+	qp->cap.max_send_sge = cap->max_send_sge ? cap->max_send_sge : 1;
+	qp->cap.max_inline_data = cap->max_inline_data < 64 ? 64 : cap->max_inline_data;
+	sq_data = qp->cap.max_send_sge * sizeof(struct uroce_sge);
+	if (sq_data < qp->cap.max_inline_data)
+		sq_data = qp->cap.max_inline_data;
+	if ((err = ring_alloc(&qp->sq, cap->max_send_wr, sizeof(struct uroce_send_wqe) + sq_data)))
+		goto fail;
+	qp->cap.max_send_wr = qp->sq.size;
+	qp->cap.max_inline_data = qp->sq.stride - sizeof(struct uroce_send_wqe);
+	if (qp->cap.max_inline_data > UROCE_MAX_INLINE)
+		qp->cap.max_inline_data = UROCE_MAX_INLINE;
+	if (!qp->srq) {
+		qp->cap.max_recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
+		if ((err = ring_alloc(&qp->rq, cap->max_recv_wr,
+				      sizeof(struct uroce_recv_wqe) +
+				      qp->cap.max_recv_sge * sizeof(struct uroce_sge))))
+			goto fail;
+		qp->cap.max_recv_wr = qp->rq.size;
+	}
+	*cap = qp->cap;
+	if (ia->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->send_ops_flags = ia->send_ops_flags;
+	pthread_mutex_init(&qp->lock, NULL);
+	qp->state = IBV_QPS_RESET;
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.port_num = 1;
+
+	struct ibv_qp *q = &qp->vqp.qp;
+	q->context = context;
+	q->qp_context = ia->qp_context;
+	q->pd = ia->pd;
+	q->send_cq = ia->send_cq;
+	q->recv_cq = ia->recv_cq;
+	q->srq = ia->srq;
+	q->state = IBV_QPS_RESET;
+	q->qp_type = ia->qp_type;
+	q->events_completed = 0;
+	pthread_mutex_init(&q->mutex, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	qp->vqp.comp_mask |= 1 << 1; /* VERBS_QP_EX: ibv_qp_to_qp_ex() works */
+	uroce_qp_init_wr_ops(qp);
+
+	err = uroce_engine_qp_create(qp);
+	if (err)
+		goto fail;
+	q->handle = q->qp_num;
+	atomic_fetch_add(&qp->pd->users, 1);
+	atomic_fetch_add(&qp->scq->users, 1);
+	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, 1);
+	return q;
+fail:
+	free(qp->sq.buf);
+	free(qp->rq.buf);
+	free(qp);
+	errno = err;
+	return NULL;
+}
+
+struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = create_qp(pd->context, &ia);
+
+	if (qp)
+		attr->cap = ia.cap;
+	return qp;
+}
+
+struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ia)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+
+	if (!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) || (ia->comp_mask & ~known)) {
+		errno = (ia->comp_mask & ~known) ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	if ((ia->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ia->create_flags) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((ia->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (ia->send_ops_flags & ~supported_send_ops(ia->qp_type))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return create_qp(context, ia);
+}
+
+int uroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct uroce_qp *qp = to_uqp(ibqp);
+
+	uroce_engine_qp_destroy(qp);
+	atomic_fetch_sub(&qp->pd->users, 1);
+	atomic_fetch_sub(&qp->scq->users, 1);
+	atomic_fetch_sub(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&qp->srq->users, 1);
+	pthread_mutex_destroy(&qp->lock);
+	free(qp->sq.buf);
+	free(qp->rq.buf);
+	free(qp);
+	return 0;
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The extended post API (ibv_wr_start(3)): wr_start takes the QP, each
+ * wr_<op> opens a WQE that the wr_set_* calls complete, wr_complete posts
+ * the batch (or none of it, returning the first error), wr_abort drops it.
+ * The checks are post.c's, shared with ibv_post_send.
+ */
+#include <errno.h>
+
+#include "engine.h"
+#include "qp.h"
+
+static void set_error(struct uroce_qp *qp, int err)
+{
+	if (!qp->wr_error)
+		qp->wr_error = err;
+	qp->wr_cur = NULL;
+}
+
+/* Open a WQE for OP; NULL (and the batch fails) if it is not allowed. */
+static struct uroce_send_wqe *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+				    uint64_t ops_flag)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	struct uroce_send_wqe *w;
+
+	if (qp->wr_error)
+		return NULL;
+	if (!uroce_send_op_allowed(qp->vqp.qp.qp_type, op) ||
+	    (qp->send_ops_flags && !(qp->send_ops_flags & ops_flag))) {
+		set_error(qp, EINVAL);
+		return NULL;
+	}
+	w = uroce_wqe_new(qp, qpx->wr_id, op, qpx->wr_flags);
+	if (!w) {
+		set_error(qp, ENOMEM);
+		return NULL;
+	}
+	qp->sq.prod++;
+	qp->wr_cur = w;
+	return w;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+
+	pthread_mutex_lock(&qp->lock);
+	qp->wr_start_prod = qp->sq.prod;
+	qp->wr_error = uroce_sq_state_ok(qp) ? 0 : EINVAL;
+	qp->wr_cur = NULL;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	int err = qp->wr_error;
+
+	for (uint32_t i = qp->wr_start_prod; !err && i != qp->sq.prod; i++)
+		err = uroce_wqe_check(qp, ring_slot(&qp->sq, i));
+	if (err)
+		qp->sq.prod = qp->wr_start_prod;
+	else if (qp->sq.prod != qp->wr_start_prod)
+		uroce_engine_sq_posted(qp);
+	qp->wr_cur = NULL;
+	pthread_mutex_unlock(&qp->lock);
+	return err;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+
+	qp->sq.prod = qp->wr_start_prod;
+	qp->wr_cur = NULL;
+	pthread_mutex_unlock(&qp->lock);
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	begin(qpx, IBV_WR_SEND, IBV_QP_EX_WITH_SEND);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_SEND_WITH_IMM, IBV_QP_EX_WITH_SEND_WITH_IMM);
+
+	if (w)
+		w->imm_data = imm;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_SEND_WITH_INV, IBV_QP_EX_WITH_SEND_WITH_INV);
+
+	if (w)
+		w->invalidate_rkey = rkey;
+}
+
+static void remote(struct uroce_send_wqe *w, uint32_t rkey, uint64_t addr)
+{
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = addr;
+	}
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	remote(begin(qpx, IBV_WR_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE), rkey, addr);
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_RDMA_WRITE_WITH_IMM,
+					 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM);
+
+	remote(w, rkey, addr);
+	if (w)
+		w->imm_data = imm;
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
+{
+	remote(begin(qpx, IBV_WR_RDMA_READ, IBV_QP_EX_WITH_RDMA_READ), rkey, addr);
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			      uint64_t compare, uint64_t swap)
+{
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP,
+					 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP);
+
+	remote(w, rkey, addr);
+	if (w) {
+		w->compare_add = compare;
+		w->swap = swap;
+	}
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+				uint64_t add)
+{
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+
+	remote(w, rkey, addr);
+	if (w)
+		w->compare_add = add;
+}
+
+/* Operations the device does not offer fail the batch with EOPNOTSUPP. */
+static void unsupported(struct ibv_qp_ex *qpx)
+{
+	set_error(qp_ex_to_uqp(qpx), EOPNOTSUPP);
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	unsupported(qpx);
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
+{
+	unsupported(qpx);
+}
+
+static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
+{
+	unsupported(qpx);
+}
+
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
+{
+	unsupported(qpx);
+}
+
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			    const void *data)
+{
+	unsupported(qpx);
+}
+
+/* ---- payload and address of the open WQE -------------------------------------- */
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num, const struct ibv_sge *sg)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	int err;
+
+	if (!qp->wr_cur)
+		return;
+	if (num > UROCE_MAX_SGE) {
+		set_error(qp, EINVAL);
+		return;
+	}
+	/* SGEs, not inline data, whatever wr_flags says. */
+	qp->wr_cur->send_flags &= ~IBV_SEND_INLINE;
+	err = uroce_wqe_set_sges(qp, qp->wr_cur, sg, (int)num);
+	if (err)
+		set_error(qp, err);
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	wr_set_sge_list(qpx, 1, &sge);
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num,
+				    const struct ibv_data_buf *bufs)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	struct ibv_sge sg[UROCE_MAX_SGE];
+	int err;
+
+	if (!qp->wr_cur)
+		return;
+	if (num > UROCE_MAX_SGE) {
+		set_error(qp, EINVAL);
+		return;
+	}
+	for (size_t i = 0; i < num; i++) {
+		sg[i].addr = (uintptr_t)bufs[i].addr;
+		sg[i].length = (uint32_t)bufs[i].length;
+		sg[i].lkey = 0;
+	}
+	qp->wr_cur->send_flags |= IBV_SEND_INLINE;
+	err = uroce_wqe_set_sges(qp, qp->wr_cur, sg, (int)num);
+	if (err)
+		set_error(qp, err);
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct ibv_data_buf b = { .addr = addr, .length = length };
+
+	wr_set_inline_data_list(qpx, 1, &b);
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	int err;
+
+	if (!qp->wr_cur)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_UD) {
+		set_error(qp, EINVAL);
+		return;
+	}
+	err = uroce_wqe_set_ud(qp, qp->wr_cur, ah, qpn, qkey);
+	if (err)
+		set_error(qp, err);
+}
+
+void uroce_qp_init_wr_ops(struct uroce_qp *qp)
+{
+	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
+
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	x->wr_send = wr_send;
+	x->wr_send_imm = wr_send_imm;
+	x->wr_send_inv = wr_send_inv;
+	x->wr_rdma_write = wr_rdma_write;
+	x->wr_rdma_write_imm = wr_rdma_write_imm;
+	x->wr_rdma_read = wr_rdma_read;
+	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_send_tso = wr_send_tso;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	x->wr_atomic_write = wr_atomic_write;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+}
