@@ -94,6 +94,12 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		forward(eng, qpn, rx);
 		return;
 	}
+	/* First packet of a connection: steer the rest of it here directly. */
+	if (!((struct uroce_qp_eng *)qp->engine)->conn_tried && qp->vqp.qp.qp_type != IBV_QPT_UD &&
+	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE) {
+		((struct uroce_qp_eng *)qp->engine)->conn_tried = true;
+		uroce_udp_connect(eng, qpn, rx);
+	}
 	if (pkt.is_response)
 		uroce_comp_rx(qp, &pkt);
 	else
@@ -133,7 +139,7 @@ static void handle_events(struct uroce_engine *eng, const struct epoll_event *ev
 				(void)0;
 			continue;
 		}
-		uroce_udp_poll(eng, (int)idx);
+		uroce_udp_poll(eng, idx);
 	}
 }
 
@@ -205,6 +211,7 @@ static void engine_free(struct uroce_engine *eng)
 	uroce_pkt_trace_close(eng);
 	free(eng->qps);
 	free(eng->qp_list);
+	free(eng->conns);
 	free(eng);
 }
 
@@ -227,10 +234,11 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 	pthread_mutex_init(&eng->rx_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
+	eng->conns = calloc(UROCE_MAX_QP, sizeof(*eng->conns));
 	eng->qpns = uroce_qpn_open(eng->nsid, eng->devname, UROCE_MAX_QP);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!eng->qps || !eng->qp_list || !eng->qpns || eng->epfd < 0 || eng->wake_fd < 0) {
+	if (!eng->qps || !eng->qp_list || !eng->conns || !eng->qpns || eng->epfd < 0 || eng->wake_fd < 0) {
 		err = errno ? errno : ENOMEM;
 		goto fail;
 	}
@@ -473,6 +481,9 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp)
 	pthread_mutex_lock(&qp->lock);
 	uroce_engine_arm(qe, false);
 	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_lock(&eng->rx_lock);
+	uroce_udp_disconnect(eng, qpn);
+	pthread_mutex_unlock(&eng->rx_lock);
 	uroce_qpn_free(eng->qpns, qpn);
 	free(qe);
 	qp->engine = NULL;
@@ -494,6 +505,8 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 		struct uroce_qp *self = qe->qp;
 		bool armed = qe->armed;
 
+		if (qe->conn_tried)
+			uroce_udp_disconnect(eng, qp->vqp.qp.qp_num);
 		memset(qe, 0, sizeof(*qe));
 		qe->eng = eng;
 		qe->qp = self;

@@ -20,6 +20,7 @@
 
 struct uroce_pcap;
 
+#define UROCE_CONN_BASE 64
 /* Packets in flight per QP before the requester waits for an ACK. */
 #define UROCE_WINDOW_PKTS 64
 /* Ask for an ACK at least every this many packets of a long message. */
@@ -72,11 +73,16 @@ struct uroce_engine {
 	atomic_int armed;            /* QPs with a timer running */
 
 	int rx_fds[UROCE_GID_TBL_LEN];  /* bound ADDR:4791; epoll data = index */
-	struct {
+	struct uroce_rxsock {
+		int fd;
 		int family;
 		uint8_t ip[16];
 	} rx_addr[UROCE_GID_TBL_LEN];
 	int n_rx;
+	/* Per-QP sockets connected to the peer's (address, port): the kernel
+	 * prefers them to the SO_REUSEPORT group, so a connection's packets
+	 * reach the owning process directly.  epoll data = CONN_BASE + QPN. */
+	struct uroce_rxsock *conns;
 	int fwd_fd;                  /* unix datagram socket: packets from other processes */
 	int wake_fd;                 /* eventfd: work for the progress thread */
 	int epfd;
@@ -113,6 +119,7 @@ struct uroce_qp_eng {
 	bool draining;               /* SQD */
 	bool drained_sent;           /* SQ_DRAINED reported */
 	bool comm_est_sent;          /* COMM_EST reported */
+	bool conn_tried;             /* a connected receive socket was made (or failed) */
 	bool rd_rewound;             /* a READ was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
 
@@ -165,7 +172,10 @@ int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 /* Hand a packet to the process owning its destination QP. */
 int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_rx *rx);
 /* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
-void uroce_udp_poll(struct uroce_engine *eng, int fd);
+void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx);
+/* Give QPN a receive socket connected to where RX came from. */
+void uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, const struct uroce_rx *rx);
+void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn);
 
 /* engine.c: a packet arrived */
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);

@@ -131,6 +131,7 @@ int uroce_udp_open(struct uroce_engine *eng)
 		if (fd < 0)
 			continue; /* e.g. a tentative IPv6 address: not usable yet */
 		ev.data.u64 = eng->n_rx;
+		eng->rx_addr[eng->n_rx].fd = fd;
 		eng->rx_addr[eng->n_rx].family = family;
 		memcpy(eng->rx_addr[eng->n_rx].ip, nd.addrs[i], 16);
 		eng->rx_fds[eng->n_rx++] = fd;
@@ -143,6 +144,10 @@ int uroce_udp_open(struct uroce_engine *eng)
 	if (eng->fwd_fd < 0)
 		return -errno;
 	big_buffers(eng->fwd_fd);
+	/* A full peer queue (net.unix.max_dgram_qlen is small) makes a
+	 * forward wait briefly rather than drop; never forever. */
+	struct timeval tv = { .tv_usec = 20000 };
+	setsockopt(eng->fwd_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fwd_name(eng, getpid(), &sun, &sl);
 	if (bind(eng->fwd_fd, (struct sockaddr *)&sun, sl))
 		return -errno;
@@ -156,6 +161,9 @@ void uroce_udp_close(struct uroce_engine *eng)
 	for (int i = 0; i < eng->n_rx; i++)
 		close(eng->rx_fds[i]);
 	eng->n_rx = 0;
+	for (uint32_t q = 0; eng->conns && q < UROCE_MAX_QP; q++)
+		if (eng->conns[q].fd > 0)
+			close(eng->conns[q].fd);
 	if (eng->fwd_fd >= 0)
 		close(eng->fwd_fd);
 	for (int i = 0; i < eng->n_tx; i++)
@@ -228,7 +236,7 @@ int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_
 	memcpy(h.src_ip, rx->src_ip, 16);
 	memcpy(h.dst_ip, rx->dst_ip, 16);
 	fwd_name(eng, owner, &sun, &msg.msg_namelen);
-	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+	return sendmsg(eng->fwd_fd, &msg, 0) < 0 ? -errno : 0;
 }
 
 static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *rx)
@@ -248,13 +256,64 @@ static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *r
 	}
 }
 
-void uroce_udp_poll(struct uroce_engine *eng, int idx)
+void uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, const struct uroce_rx *rx)
+{
+	struct sockaddr_storage peer;
+	socklen_t sl = make_sockaddr(rx->family, rx->src_ip, rx->src_port,
+				     if_nametoindex(eng->netdev), &peer);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_CONN_BASE + qpn };
+	int fd;
+
+	if (qpn >= UROCE_MAX_QP || eng->conns[qpn].fd > 0)
+		return;
+	fd = bound_socket(rx->family, rx->dst_ip, ROCE_PORT, if_nametoindex(eng->netdev));
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&peer, sl)) {
+		close(fd);
+		return;
+	}
+	eng->conns[qpn].family = rx->family;
+	memcpy(eng->conns[qpn].ip, rx->dst_ip, 16);
+	eng->conns[qpn].fd = fd;
+	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn)
+{
+	int fd;
+
+	if (qpn >= UROCE_MAX_QP || eng->conns[qpn].fd <= 0)
+		return;
+	fd = eng->conns[qpn].fd;
+	eng->conns[qpn].fd = 0;
+	epoll_ctl(eng->epfd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
+void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 {
 	static __thread uint8_t bufs[RX_BATCH][UROCE_MAX_PKT + sizeof(struct fwd_hdr)];
 	struct sockaddr_storage from[RX_BATCH];
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
-	int fd = idx == UROCE_GID_TBL_LEN ? eng->fwd_fd : eng->rx_fds[idx];
+	bool fwd = idx == UROCE_GID_TBL_LEN;
+	const struct uroce_rxsock *rs = NULL;
+	int fd = -1;
+
+	if (fwd)
+		fd = eng->fwd_fd;
+	else if (idx >= UROCE_CONN_BASE && idx - UROCE_CONN_BASE < UROCE_MAX_QP)
+		rs = &eng->conns[idx - UROCE_CONN_BASE];
+	else if (idx < (uint64_t)eng->n_rx)
+		rs = &eng->rx_addr[idx];
+	else
+		return;
+	if (rs) {
+		fd = rs->fd;
+		if (fd <= 0)
+			return;
+	}
 
 	for (int round = 0; round < 64; round++) {
 		int n;
@@ -270,11 +329,11 @@ void uroce_udp_poll(struct uroce_engine *eng, int idx)
 		}
 		n = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
-			return;
+			return; /* empty, or an ICMP error on a connected socket */
 		for (int i = 0; i < n; i++) {
 			struct uroce_rx rx = { .buf = bufs[i], .len = msgs[i].msg_len };
 
-			if (idx == UROCE_GID_TBL_LEN) {
+			if (fwd) {
 				struct fwd_hdr h;
 
 				if (rx.len < sizeof(h))
@@ -291,8 +350,8 @@ void uroce_udp_poll(struct uroce_engine *eng, int idx)
 				atomic_fetch_add(&eng->cnt.forwarded_in, 1);
 			} else {
 				sockaddr_to_rx(&from[i], &rx);
-				rx.family = eng->rx_addr[idx].family;
-				memcpy(rx.dst_ip, eng->rx_addr[idx].ip, 16);
+				rx.family = rs->family;
+				memcpy(rx.dst_ip, rs->ip, 16);
 				rx.dst_port = ROCE_PORT;
 			}
 			uroce_engine_rx(eng, &rx);
