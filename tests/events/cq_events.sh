@@ -1,0 +1,11 @@
+#!/bin/bash
+# Completion channels and async events through the verbs API (cq_events.c)
+# on a device on lo, under `uroce run`.
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+use_private_registry
+add_dev uroce0 lo
+: "${CQ_EVENTS:?CQ_EVENTS must name the cq_events binary}"
+gidx=$("$UROCE" run ibv_devinfo -v -d uroce0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127.0.0.1.*/\1/p' | head -1)
+[ -n "$gidx" ] || fail "no IPv4 GID on uroce0"
+timeout 300 "$UROCE" run "$CQ_EVENTS" uroce0 "$gidx" ${CYCLES:-100000}
