@@ -122,3 +122,37 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 	pthread_spin_unlock(&cq->lock);
 	return ret;
 }
+
+int uroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct uroce_cq *cq = to_ucq(ibcq);
+	struct ibv_wc *ring, *old;
+	uint32_t size = 1, used;
+
+	if (cqe < 1 || cqe > UROCE_MAX_CQE)
+		return EINVAL;
+	while (size < (uint32_t)cqe + 1)
+		size <<= 1;
+	ring = calloc(size, sizeof(*ring));
+	if (!ring)
+		return ENOMEM;
+	pthread_spin_lock(&cq->lock);
+	used = (cq->tail - cq->head) & (cq->size - 1);
+	if (used > size - 1) {
+		/* The completions already queued must fit (ibv_resize_cq(3)). */
+		pthread_spin_unlock(&cq->lock);
+		free(ring);
+		return EINVAL;
+	}
+	for (uint32_t i = 0; i < used; i++)
+		ring[i] = cq->ring[(cq->head + i) & (cq->size - 1)];
+	old = cq->ring;
+	cq->ring = ring;
+	cq->size = size;
+	cq->head = 0;
+	cq->tail = used;
+	cq->vcq.cq.cqe = size - 1;
+	pthread_spin_unlock(&cq->lock);
+	free(old);
+	return 0;
+}

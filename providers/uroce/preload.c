@@ -39,9 +39,42 @@ static int is_uroce(struct ibv_context *context)
 	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "uroce");
 }
 
+/* libibverbs' own function: next in the global scope, or (when a program
+ * such as Python loaded libibverbs with RTLD_LOCAL) from its handle. */
 static void *real(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *fn = dlsym(RTLD_NEXT, name);
+
+	if (!fn) {
+		void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		if (lib) {
+			fn = dlsym(lib, name);
+			dlclose(lib);
+		}
+	}
+	return fn;
+}
+
+/* Take CHANNEL's kept write end off our list; -1 if it is not ours. */
+static int unkeep(struct ibv_comp_channel *channel)
+{
+	struct keep **pp, *k = NULL;
+	int fd = -1;
+
+	pthread_mutex_lock(&lock);
+	for (pp = &kept; *pp; pp = &(*pp)->next)
+		if ((*pp)->channel == channel) {
+			k = *pp;
+			*pp = k->next;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	if (k) {
+		fd = k->write_fd;
+		free(k);
+	}
+	return fd;
 }
 
 EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
@@ -81,26 +114,25 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *cont
 
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
-	int (*next)(struct ibv_comp_channel *) = real("ibv_destroy_comp_channel");
-	struct keep **pp, *k = NULL;
-	int ret;
+	int (*next)(struct ibv_comp_channel *);
+	struct ibv_context *context = channel->context;
+	int write_fd;
 
-	if (!next)
-		return ENOSYS;
-	ret = next(channel); /* EBUSY while CQs use it; else closes and frees */
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&lock);
-	for (pp = &kept; *pp; pp = &(*pp)->next)
-		if ((*pp)->channel == channel) {
-			k = *pp;
-			*pp = k->next;
-			break;
-		}
-	pthread_mutex_unlock(&lock);
-	if (k) {
-		close(k->write_fd);
-		free(k);
+	if (!is_uroce(context)) {
+		next = real("ibv_destroy_comp_channel");
+		return next ? next(channel) : ENOSYS;
 	}
+	/* As libibverbs does: not while CQs use it (verbs_init_cq counts them). */
+	pthread_mutex_lock(&context->mutex);
+	if (channel->refcnt) {
+		pthread_mutex_unlock(&context->mutex);
+		return EBUSY;
+	}
+	write_fd = unkeep(channel);
+	if (write_fd >= 0)
+		close(write_fd);
+	close(channel->fd);
+	free(channel);
+	pthread_mutex_unlock(&context->mutex);
 	return 0;
 }

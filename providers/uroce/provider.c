@@ -82,6 +82,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.query_srq = uroce_query_srq,
 	.reg_mr = uroce_reg_mr,
 	.req_notify_cq = uroce_req_notify_cq,
+	.resize_cq = uroce_resize_cq,
 };
 
 /*

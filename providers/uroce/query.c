@@ -9,11 +9,13 @@
 #include "uroce.h"
 
 /*
- * Capability flags list only what works end to end.  The data path adds
- * its flags (RNR NAK generation, atomics, SRQ resize...) as it lands.
+ * Capability flags list only what works end to end: RNR NAKs are
+ * generated, port events are reported, the CQ can be armed again before
+ * its events are acknowledged.  No SRQ resize, no memory windows, no APM.
  */
 static const unsigned int uroce_cap_flags =
-	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
+	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ;
 
 static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_ex *a)
 {
@@ -42,7 +44,7 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->max_res_rd_atom = UROCE_MAX_RD_ATOM * UROCE_MAX_QP;
 	o->max_qp_init_rd_atom = UROCE_MAX_RD_ATOM;
 	o->max_ee_init_rd_atom = 0;
-	o->atomic_cap = IBV_ATOMIC_NONE;
+	o->atomic_cap = IBV_ATOMIC_HCA; /* atomic among this device's accesses and local CPUs */
 	o->max_ee = 0;
 	o->max_rdd = 0;
 	o->max_mw = 0;

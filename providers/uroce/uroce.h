@@ -119,5 +119,6 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel, int comp_vector);
 int uroce_destroy_cq(struct ibv_cq *cq);
 int uroce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int uroce_resize_cq(struct ibv_cq *cq, int cqe);
 
 #endif
