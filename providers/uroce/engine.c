@@ -48,20 +48,21 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 
 static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 {
+	uint16_t port = 0;
 	pid_t owner;
 
 	if (rx->forwarded)
 		goto drop;
-	owner = uroce_qpn_owner(eng->qpns, qpn, 0);
+	owner = uroce_qpn_owner(eng->qpns, qpn, 0, &port);
 	if (!owner || owner == getpid())
 		goto drop;
-	if (uroce_udp_forward(eng, owner, rx) == 0) {
+	if (uroce_udp_forward(eng, port, rx) == 0) {
 		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
 		return;
 	}
 	/* The owner may be gone: ask again, freeing its QPN if it died. */
-	owner = uroce_qpn_owner(eng->qpns, qpn, 1);
-	if (owner && owner != getpid() && uroce_udp_forward(eng, owner, rx) == 0) {
+	owner = uroce_qpn_owner(eng->qpns, qpn, 1, &port);
+	if (owner && owner != getpid() && uroce_udp_forward(eng, port, rx) == 0) {
 		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
 		return;
 	}
@@ -443,7 +444,7 @@ int uroce_engine_qp_create(struct uroce_qp *qp)
 	qe = calloc(1, sizeof(*qe));
 	if (!qe)
 		return ENOMEM;
-	qpn = uroce_qpn_alloc(eng->qpns);
+	qpn = uroce_qpn_alloc(eng->qpns, eng->fwd_port);
 	if (!qpn) {
 		free(qe);
 		return ENOMEM;

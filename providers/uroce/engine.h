@@ -83,7 +83,8 @@ struct uroce_engine {
 	 * prefers them to the SO_REUSEPORT group, so a connection's packets
 	 * reach the owning process directly.  epoll data = CONN_BASE + QPN. */
 	struct uroce_rxsock *conns;
-	int fwd_fd;                  /* unix datagram socket: packets from other processes */
+	int fwd_fd;                  /* UDP: packets other processes pass on to us */
+	uint16_t fwd_port;           /* its port, published in the QPN table */
 	int wake_fd;                 /* eventfd: work for the progress thread */
 	int epfd;
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
@@ -169,8 +170,8 @@ void uroce_udp_close(struct uroce_engine *eng);
 /* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
 int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 		   uint16_t sport, const struct iovec *iov, int iovcnt);
-/* Hand a packet to the process owning its destination QP. */
-int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_rx *rx);
+/* Hand a packet to the process owning its destination QP (its forwarding port). */
+int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx);
 /* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
 void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx);
 /* Give QPN a receive socket connected to where RX came from. */

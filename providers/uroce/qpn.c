@@ -17,20 +17,26 @@
 
 #include "qpn.h"
 
-#define QPN_MAGIC 0x75726f6365716e31ULL /* "uroceqn1" */
+#define QPN_MAGIC 0x75726f6365716e32ULL /* "uroceqn2" */
 
 struct qpn_shared {
 	uint64_t magic;
 	uint32_t nslots;
 	_Atomic uint32_t hint;     /* where the next search starts */
-	_Atomic uint64_t owner[];
+	_Atomic uint64_t owner[];  /* then _Atomic uint32_t port[nslots]: the owner's forwarding port */
 };
+
 
 struct uroce_qpn_table {
 	struct qpn_shared *sh;
 	size_t map_len;
 	uint64_t me;
 };
+
+static _Atomic uint32_t *ports(const struct uroce_qpn_table *t)
+{
+	return (_Atomic uint32_t *)&t->sh->owner[t->sh->nslots];
+}
 
 /* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat). */
 static uint64_t start_time(pid_t pid)
@@ -79,13 +85,13 @@ static int owner_alive(uint64_t word)
 
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots)
 {
-	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * sizeof(uint64_t);
+	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * (sizeof(uint64_t) + sizeof(uint32_t));
 	struct uroce_qpn_table *t;
 	char path[256];
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.qpn", nsid, name);
+	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.qpn2", nsid, name);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return NULL;
@@ -129,7 +135,7 @@ void uroce_qpn_close(struct uroce_qpn_table *t)
 	free(t);
 }
 
-uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t)
+uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port)
 {
 	uint32_t n = t->sh->nslots - UROCE_QPN_FIRST;
 
@@ -140,8 +146,10 @@ uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t)
 		if (cur != 0 && owner_alive(cur))
 			continue;
 		/* Free, or its owner is gone (crashed): take it. */
-		if (atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, t->me))
+		if (atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, t->me)) {
+			atomic_store(&ports(t)[qpn], fwd_port);
 			return qpn;
+		}
 	}
 	errno = ENOSPC;
 	return 0;
@@ -155,7 +163,8 @@ void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn)
 		atomic_compare_exchange_strong(&t->sh->owner[qpn], &me, 0);
 }
 
-pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive)
+pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive,
+		      uint16_t *fwd_port)
 {
 	uint64_t cur;
 
@@ -168,5 +177,6 @@ pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive)
 		atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, 0);
 		return 0;
 	}
+	*fwd_port = (uint16_t)atomic_load(&ports(t)[qpn]);
 	return (pid_t)(cur >> 32);
 }

@@ -20,15 +20,17 @@ struct uroce_qpn_table;
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots);
 void uroce_qpn_close(struct uroce_qpn_table *t);
 
-/* A free QPN now owned by this process; 0 with errno when none is left. */
-uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t);
+/* A free QPN now owned by this process, whose packets other processes
+ * forward to FWD_PORT; 0 with errno when none is left. */
+uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port);
 void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn);
 
 /*
- * The pid owning QPN, 0 if none.  With CHECK_ALIVE (slow: reads /proc) a
+ * The pid owning QPN (and its forwarding port), 0 if none.  With CHECK_ALIVE (slow: reads /proc) a
  * dead owner's slot is freed and 0 returned; without it, the hot path of
  * packet forwarding trusts the table and re-asks when delivery fails.
  */
-pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive);
+pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive,
+		      uint16_t *fwd_port);
 
 #endif

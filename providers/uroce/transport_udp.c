@@ -6,8 +6,10 @@
  * Several processes share a device and its addresses.  Each binds
  * ADDR:4791 with SO_REUSEPORT, so the kernel hands a flow to any one of
  * them; a packet whose destination QP lives in another process is passed
- * on through that process's unix datagram socket (abstract name
- * "uroce/<netns>/<dev>/<pid>", private to the network namespace).
+ * on to that process's forwarding socket (UDP on the device's first
+ * address, an ephemeral port published in the QPN table).  After a
+ * connection's first packet its owner opens a socket connected to the
+ * peer, which the kernel prefers: forwarding is the exception.
  *
  * Packets leave through unconnected sockets bound to (source GID address,
  * the QP's UDP source port), with IP_PMTUDISC_DO: the kernel then writes
@@ -20,7 +22,6 @@
 #include <arpa/inet.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include "engine.h"
 
@@ -100,23 +101,10 @@ static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifin
 	return fd;
 }
 
-static void fwd_name(const struct uroce_engine *eng, pid_t pid, struct sockaddr_un *sun,
-		     socklen_t *len)
-{
-	int n;
-
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	/* abstract: sun_path[0] = 0 */
-	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "uroce/%s/%s/%d",
-		     eng->nsid, eng->devname, (int)pid);
-	*len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
-}
-
 int uroce_udp_open(struct uroce_engine *eng)
 {
 	struct uroce_netdev nd;
-	struct sockaddr_un sun;
+	struct sockaddr_storage ss;
 	socklen_t sl;
 	int ret;
 
@@ -140,17 +128,15 @@ int uroce_udp_open(struct uroce_engine *eng)
 	if (eng->n_rx == 0)
 		return -EADDRNOTAVAIL;
 
-	eng->fwd_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* The forwarding socket: the first address, any port. */
+	eng->fwd_fd = bound_socket(eng->rx_addr[0].family, eng->rx_addr[0].ip, 0, nd.ifindex);
 	if (eng->fwd_fd < 0)
+		return eng->fwd_fd;
+	sl = sizeof(ss);
+	if (getsockname(eng->fwd_fd, (struct sockaddr *)&ss, &sl))
 		return -errno;
-	big_buffers(eng->fwd_fd);
-	/* A full peer queue (net.unix.max_dgram_qlen is small) makes a
-	 * forward wait briefly rather than drop; never forever. */
-	struct timeval tv = { .tv_usec = 20000 };
-	setsockopt(eng->fwd_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	fwd_name(eng, getpid(), &sun, &sl);
-	if (bind(eng->fwd_fd, (struct sockaddr *)&sun, sl))
-		return -errno;
+	eng->fwd_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+			      ((struct sockaddr_in6 *)&ss)->sin6_port);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_GID_TBL_LEN };
 	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->fwd_fd, &ev);
 	return 0;
@@ -224,19 +210,22 @@ int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 	return n < 0 ? -errno : 0;
 }
 
-int uroce_udp_forward(struct uroce_engine *eng, pid_t owner, const struct uroce_rx *rx)
+int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx)
 {
 	struct fwd_hdr h = {
 		.family = rx->family, .src_port = rx->src_port, .dst_port = rx->dst_port,
 	};
 	struct iovec iov[2] = { { &h, sizeof(h) }, { rx->buf, rx->len } };
-	struct sockaddr_un sun;
-	struct msghdr msg = { .msg_name = &sun, .msg_iov = iov, .msg_iovlen = 2 };
+	struct sockaddr_storage to;
+	struct msghdr msg = { .msg_name = &to, .msg_iov = iov, .msg_iovlen = 2 };
 
+	if (!port)
+		return -ENOENT;
 	memcpy(h.src_ip, rx->src_ip, 16);
 	memcpy(h.dst_ip, rx->dst_ip, 16);
-	fwd_name(eng, owner, &sun, &msg.msg_namelen);
-	return sendmsg(eng->fwd_fd, &msg, 0) < 0 ? -errno : 0;
+	msg.msg_namelen = make_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
+					if_nametoindex(eng->netdev), &to);
+	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
 static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *rx)
