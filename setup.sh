@@ -15,5 +15,29 @@ echo "== ibv_devices"
 "$U" run ibv_devices
 echo "== ibv_devinfo -d uroce0"
 "$U" run ibv_devinfo -d uroce0
+gid=$("$U" run ibv_devinfo -v -d uroce0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127.0.0.1,.*/\1/p' | head -1)
+
+# Server and client: two processes sharing uroce0, talking RoCEv2 over lo.
+pair() {
+	local srv_log cli_rc=0 srv_rc=0
+	srv_log=$(mktemp)
+	timeout 120 "$U" run "$@" >"$srv_log" 2>&1 &
+	local pid=$!
+	sleep 1
+	timeout 120 "$U" run "$@" 127.0.0.1 || cli_rc=$?
+	wait $pid || srv_rc=$?
+	if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then
+		cat "$srv_log"; rm -f "$srv_log"
+		echo "uroce: '$*' failed (client $cli_rc, server $srv_rc)" >&2
+		exit 1
+	fi
+	rm -f "$srv_log"
+}
+echo "== ibv_rc_pingpong --chk over uroce0 (GID $gid)"
+pair ibv_rc_pingpong -d uroce0 -g "$gid" -s 4096 -n 1000 -c
+echo "== ib_write_bw over uroce0"
+pair ib_write_bw -d uroce0 -x "$gid" -F -s 65536 -n 2000 -p 18515
+echo "== ib_read_lat over uroce0"
+pair ib_read_lat -d uroce0 -x "$gid" -F -n 1000 -p 18516
 echo
 echo "uroce0 is ready: run any verbs program with '$U run PROGRAM' (no root needed)."
