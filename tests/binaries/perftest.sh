@@ -1,0 +1,39 @@
+#!/bin/bash
+# perftest over uroce, both post APIs (ibv_wr_* by default, and
+# --use_old_post_send): every RC test with a size sweep up to 8 MiB (-a),
+# the bandwidth tests also with four QPs (-q 4) and bidirectional (-b),
+# and UC / UD where perftest offers them.  On lo (two processes, one
+# device) and across two namespaces over a veth pair.  A run fails if
+# either side exits non-zero or prints an error.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+need_root
+use_private_registry
+add_dev lo0 lo
+veth_pair_with_devices 32
+lg=$(gid_of "" lo0 127.0.0.1)
+PAIR_TIMEOUT=300
+where=${PERFTEST_WHERE:-lo veth}
+
+for w in $where; do
+	if [ $w = lo ]; then set -- "" lo0 $lg "" lo0 $lg 127.0.0.1
+	else set -- $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A; fi
+	for api in "" --use_old_post_send; do
+		for t in ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat; do
+			pair $w "$@" -- $t -F -a -n 20 $api
+		done
+		for t in ib_atomic_bw ib_atomic_lat; do
+			pair $w "$@" -- $t -F -n 500 $api
+		done
+		for t in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
+			pair $w "$@" -- $t -F -q 4 -n 200 $api
+			pair $w "$@" -- $t -F -b -n 200 $api
+		done
+	done
+	pair $w "$@" -- ib_send_bw -F -c UC -a -n 20
+	pair $w "$@" -- ib_write_bw -F -c UC -a -n 20
+	pair $w "$@" -- ib_send_lat -F -c UC -n 500
+	pair $w "$@" -- ib_write_lat -F -c UC -n 500
+	pair $w "$@" -- ib_send_bw -F -c UD -n 500
+	pair $w "$@" -- ib_send_lat -F -c UD -n 500
+done

@@ -1,0 +1,54 @@
+# Running an unmodified verbs program as server + client under `uroce run`
+# (sourced after common.sh).
+
+# GID index of ADDR (an IPv4 address) on DEV, seen from namespace NS ("" = here).
+gid_of() {
+	local ns=$1 dev=$2 addr=$3
+	${ns:+ip netns exec $ns} "$UROCE" run ibv_devinfo -v -d $dev |
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:$addr,.*/\1/p" | head -1
+}
+
+PAIR_PORT=$(( 20000 + RANDOM % 5000 ))
+
+# pair NAME SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID SERVER_ADDR -- CMD ARGS...
+# Runs CMD as server in SRV_NS and as client in CLI_NS (bounded by
+# PAIR_TIMEOUT seconds, default 120); fails the test if either exits non-zero
+# or prints an error.  perftest tools get -x/-p, ibv_*_pingpong -g/-p.
+pair() {
+	local name=$1 sns=$2 sdev=$3 sgid=$4 cns=$5 cdev=$6 cgid=$7 saddr=$8
+	shift 9
+	local log rc=0 spid gidopt=-g
+	log=$(mktemp /tmp/uroce-pair.XXXXXX)
+	on_exit "rm -f '$log' '$log.c'"
+	PAIR_PORT=$((PAIR_PORT + 1))
+	case $1 in ib_*) gidopt=-x ;; esac
+	${sns:+ip netns exec $sns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
+	spid=$!
+	sleep 1
+	${cns:+ip netns exec $cns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
+	wait $spid || rc=$((rc ? rc : $?))
+	# perftest and the pingpongs report failed completions and setup
+	# errors in words like these; none appears in a good run.
+	if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect' "$log" "$log.c"; then
+		echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"
+		fail "$name: $* (exit $rc)"
+	fi
+	pass "$name: $*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$log.c" | tail -1 | tr -s ' \t' ' ')"
+}
+
+# Two namespaces joined by a veth pair, a device in each; sets
+# VETH_A/VETH_B (namespaces), DEV_A/DEV_B, GID_A/GID_B, ADDR_A/ADDR_B.
+veth_pair_with_devices() {
+	local id=$(uniq_id) net=$1
+	VETH_A=uroceP${net}a$id VETH_B=uroceP${net}b$id
+	ADDR_A=10.201.$net.1 ADDR_B=10.201.$net.2
+	make_ns $VETH_A
+	make_ns $VETH_B
+	make_veth $VETH_A pa$id $ADDR_A/24 $VETH_B pb$id $ADDR_B/24
+	DEV_A=pa DEV_B=pb
+	add_dev $DEV_A pa$id $VETH_A
+	add_dev $DEV_B pb$id $VETH_B
+	GID_A=$(gid_of $VETH_A $DEV_A $ADDR_A)
+	GID_B=$(gid_of $VETH_B $DEV_B $ADDR_B)
+	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "veth GIDs not found"
+}
