@@ -137,6 +137,11 @@ static int link_del(int argc, char **argv)
 		return fail("no device \"%s\" in this network namespace", argv[0]);
 	}
 	uroce_reg_remove(nsdir, rec.name);
+	/* The device's shared QPN table goes with it (running programs keep
+	 * their mapping until they close the device). */
+	char qpn_file[PATH_MAX];
+	uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.name);
+	unlink(qpn_file);
 	ret = uroce_cdev_remove(rec.uverbs);
 	sync_tree(nsdir);
 	close(lockfd);

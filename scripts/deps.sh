@@ -9,7 +9,7 @@ packages=(
 	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
 	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
-	clang libclang-rt-14-dev iproute2 nftables util-linux
+	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev
 )
 missing=()
 for p in "${packages[@]}"; do

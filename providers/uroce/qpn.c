@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "qpn.h"
+#include "registry.h"
 
 #define QPN_MAGIC 0x75726f6365716e32ULL /* "uroceqn2" */
 
@@ -91,7 +92,7 @@ struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint3
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.qpn2", nsid, name);
+	uroce_qpn_file(path, sizeof(path), nsid, name);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return NULL;

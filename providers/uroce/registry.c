@@ -298,6 +298,11 @@ int uroce_reg_remove(const char *nsdir, const char *name)
 	return unlink(path) ? -errno : 0;
 }
 
+void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *name)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.qpn2", nsid, name);
+}
+
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */
 
 int uroce_cdev_create(void)
