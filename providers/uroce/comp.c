@@ -132,25 +132,33 @@ static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	}
 }
 
+/*
+ * A READ response or ATOMIC ACK for PSN implicitly acknowledges every
+ * request before it (IBTA 9.7.5.1.1): complete those and return the WQE
+ * the response is for, or NULL if there is none (or one had to be resent).
+ */
+static struct uroce_send_wqe *head_for_response(struct uroce_qp *qp, uint32_t psn, bool read)
+{
+	struct uroce_send_wqe *w;
+
+	while (qp->sq.cons != qp->sq.prod) {
+		w = ring_slot(&qp->sq, qp->sq.cons);
+		if ((read && w->opcode == IBV_WR_RDMA_READ) || w->state != UROCE_WQE_SENT ||
+		    psn_diff(w->last_psn, psn) >= 0)
+			return w;
+		if (!ack_through(qp, w->last_psn))
+			return NULL;
+	}
+	return NULL;
+}
+
 static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	struct uroce_send_wqe *w;
+	struct uroce_send_wqe *w = head_for_response(qp, pkt->psn, true);
 	uint32_t expect;
 
-	/* A response implicitly acknowledges everything before the READ. */
-	while (qp->sq.cons != qp->sq.prod) {
-		w = ring_slot(&qp->sq, qp->sq.cons);
-		if (w->opcode == IBV_WR_RDMA_READ || w->state != UROCE_WQE_SENT ||
-		    psn_diff(w->last_psn, pkt->psn) >= 0)
-			break;
-		if (!ack_through(qp, w->last_psn))
-			return;
-	}
-	if (qp->sq.cons == qp->sq.prod)
-		return;
-	w = ring_slot(&qp->sq, qp->sq.cons);
-	if (w->opcode != IBV_WR_RDMA_READ || w->state == UROCE_WQE_POSTED)
+	if (!w || w->opcode != IBV_WR_RDMA_READ || w->state == UROCE_WQE_POSTED)
 		return; /* a stale response */
 	expect = read_expected(qe, w);
 	if (pkt->psn != expect) {
@@ -197,20 +205,10 @@ static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 static void on_atomic_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	struct uroce_send_wqe *w;
+	struct uroce_send_wqe *w = head_for_response(qp, pkt->psn, false);
 	int ret;
 
-	while (qp->sq.cons != qp->sq.prod) {
-		w = ring_slot(&qp->sq, qp->sq.cons);
-		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, pkt->psn) >= 0)
-			break;
-		if (!ack_through(qp, w->last_psn))
-			return;
-	}
-	if (qp->sq.cons == qp->sq.prod)
-		return;
-	w = ring_slot(&qp->sq, qp->sq.cons);
-	if ((w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) ||
+	if (!w || (w->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && w->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) ||
 	    w->state != UROCE_WQE_SENT || w->first_psn != pkt->psn)
 		return; /* duplicate or stale */
 	uroce_mem_lock(qp);

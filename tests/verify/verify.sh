@@ -12,11 +12,12 @@ veth_pair_with_devices 33
 lg=$(gid_of "" lo0 127.0.0.1)
 n=${VERIFY_ITERS:-150}
 run() { # where srv_ns srv_dev srv_gid cli_ns cli_dev cli_gid addr
-	local log=$(mktemp /tmp/uroce-verify.XXXXXX) rc=0 port=$((PAIR_PORT++))
+	local log=$(mktemp /tmp/uroce-verify.XXXXXX) rc=0 port=$((PAIR_PORT++)) seed=$RANDOM
 	on_exit "rm -f '$log'"
-	${2:+ip netns exec $2} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $3 -g $4 -p $port -n $n -s $RANDOM >"$log" 2>&1 &
+	${2:+ip netns exec $2} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $3 -g $4 -p $port -n $n -s $seed >"$log" 2>&1 &
 	local spid=$!
-	${5:+ip netns exec $5} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $6 -g $7 -p $port -n $n -s 1 $8 || rc=$?
+	${5:+ip netns exec $5} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $6 -g $7 -p $port -n $n -s $seed $8 || rc=$?
+	echo "(seed $seed)"
 	wait $spid || rc=$((rc ? rc : $?))
 	echo "--- server ($1)"; cat "$log"
 	[ $rc -eq 0 ] || fail "verbs_verify on $1 (exit $rc)"
