@@ -137,11 +137,21 @@ static int link_del(int argc, char **argv)
 		return fail("no device \"%s\" in this network namespace", argv[0]);
 	}
 	uroce_reg_remove(nsdir, rec.name);
-	/* The device's shared QPN table goes with it (running programs keep
-	 * their mapping until they close the device). */
-	char qpn_file[PATH_MAX];
-	uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.name);
-	unlink(qpn_file);
+	/* The last device on a netdev takes the netdev's QPN table with it
+	 * (running programs keep their mapping until they close the device). */
+	struct uroce_dev_rec *left;
+	int n_left, shared = 0;
+	if (uroce_reg_load_all(nsdir, &left, &n_left) == 0) {
+		for (int i = 0; i < n_left; i++)
+			shared |= !strcmp(left[i].netdev, rec.netdev);
+		free(left);
+	}
+	if (!shared) {
+		char qpn_file[PATH_MAX];
+
+		uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.netdev);
+		unlink(qpn_file);
+	}
 	ret = uroce_cdev_remove(rec.uverbs);
 	sync_tree(nsdir);
 	close(lockfd);

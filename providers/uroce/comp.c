@@ -4,6 +4,8 @@
  * ATOMIC ACKs coming back to an RC requester complete its WQEs, in order.
  * Called with qp->lock held.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -89,6 +91,10 @@ static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		return;
 	if ((pkt->syndrome & AETH_TYPE_MASK) == AETH_RNR_NAK) {
 		atomic_fetch_add(&c->rnr_naks_rx, 1);
+		if (uroce_debug)
+			fprintf(stderr, "uroce: QP %u RNR NAK psn %u: una %u cur %u next %u cons %u armed %d/%d\n",
+				qp->vqp.qp.qp_num, pkt->psn, qe->una_psn, qe->cur_psn, qe->sq_next,
+				qp->sq.cons, qe->armed, atomic_load(&qe->eng->armed));
 		if (qe->rnr_left == 0) {
 			fail_head(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;

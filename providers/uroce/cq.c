@@ -65,6 +65,12 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+static bool cq_empty(struct uroce_cq *cq)
+{
+	return __atomic_load_n(&cq->tail, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
+}
+
 int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
@@ -72,12 +78,16 @@ int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -EINVAL;
-	/* Nothing queued: serve the wire from this thread (busy polling). */
-	if (cq->head == cq->tail) {
+	/* Nothing queued: serve the wire from this thread (busy polling).  An
+	 * empty CQ is seen without its lock: a busy poller that took the lock
+	 * on every empty poll starved the producers (found on 2 vCPUs). */
+	if (cq_empty(cq)) {
 		struct uroce_context *ctx = to_uctx(ibcq->context);
 
 		if (ctx->engine)
 			uroce_engine_poll(ctx->engine);
+		if (cq_empty(cq) && !__atomic_load_n(&cq->overrun, __ATOMIC_ACQUIRE))
+			return 0;
 	}
 	pthread_spin_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
@@ -116,7 +126,7 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 		}
 	} else {
 		cq->ring[cq->tail] = *wc;
-		cq->tail = next;
+		__atomic_store_n(&cq->tail, next, __ATOMIC_RELEASE); /* entry first, then tail */
 		uroce_cq_notify(cq, solicited, wc->status != IBV_WC_SUCCESS);
 	}
 	pthread_spin_unlock(&cq->lock);

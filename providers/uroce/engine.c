@@ -20,6 +20,8 @@
 
 #define WAKE_IDX (UROCE_GID_TBL_LEN + 1)
 
+int uroce_debug;
+
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uroce_engine *engines;
 
@@ -80,6 +82,9 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	atomic_fetch_add(&eng->cnt.rx_pkts, 1);
 	atomic_fetch_add(&eng->cnt.rx_bytes, rx->len);
 	ret = uroce_pkt_parse(eng, rx, &pkt);
+	if (uroce_debug && !ret && pkt.kind == PK_ACK && (pkt.syndrome & 0x60))
+		fprintf(stderr, "uroce: rx NAK syndrome 0x%02x psn %u for QP %u\n", pkt.syndrome,
+			pkt.psn, pkt.dqpn);
 	if (ret) {
 		atomic_fetch_add(ret == -EBADMSG ? &eng->cnt.drop_icrc : &eng->cnt.drop_parse, 1);
 		return;
@@ -128,7 +133,8 @@ static void run_timers(struct uroce_engine *eng)
 	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
-static void handle_events(struct uroce_engine *eng, const struct epoll_event *evs, int n)
+static void handle_events(struct uroce_engine *eng, const struct epoll_event *evs, int n,
+			  bool progress_thread)
 {
 	for (int i = 0; i < n; i++) {
 		uint64_t idx = evs[i].data.u64;
@@ -136,7 +142,9 @@ static void handle_events(struct uroce_engine *eng, const struct epoll_event *ev
 		if (idx == WAKE_IDX) {
 			uint64_t v;
 
-			if (read(eng->wake_fd, &v, sizeof(v)) < 0)
+			/* The wake-up is the progress thread's: an application
+			 * thread that consumed it left the timers asleep. */
+			if (progress_thread && read(eng->wake_fd, &v, sizeof(v)) < 0)
 				(void)0;
 			continue;
 		}
@@ -153,7 +161,7 @@ void uroce_engine_poll(struct uroce_engine *eng)
 		return; /* another thread is draining: it will deliver */
 	n = epoll_wait(eng->epfd, evs, 16, 0);
 	if (n > 0)
-		handle_events(eng, evs, n);
+		handle_events(eng, evs, n, false);
 	pthread_mutex_unlock(&eng->rx_lock);
 }
 
@@ -168,7 +176,7 @@ static void *progress_thread(void *arg)
 
 		if (n > 0) {
 			pthread_mutex_lock(&eng->rx_lock);
-			handle_events(eng, evs, n);
+			handle_events(eng, evs, n, true);
 			pthread_mutex_unlock(&eng->rx_lock);
 		}
 		if (atomic_load(&eng->armed) > 0)
@@ -225,6 +233,7 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 
 	if (!eng)
 		return NULL;
+	uroce_debug = getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0';
 	eng->epfd = eng->wake_fd = eng->fwd_fd = -1;
 	snprintf(eng->devname, sizeof(eng->devname), "%s", ctx->vctx.context.device->name);
 	snprintf(eng->netdev, sizeof(eng->netdev), "%s", dev->netdev);
@@ -236,7 +245,9 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
 	eng->conns = calloc(UROCE_MAX_QP, sizeof(*eng->conns));
-	eng->qpns = uroce_qpn_open(eng->nsid, eng->devname, UROCE_MAX_QP);
+	/* QPNs are unique per address on the wire: every uroce device (of any
+	 * registry) on this netdev shares one QPN table and forwarding domain. */
+	eng->qpns = uroce_qpn_open(eng->nsid, eng->netdev, UROCE_MAX_QP);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!eng->qps || !eng->qp_list || !eng->conns || !eng->qpns || eng->epfd < 0 || eng->wake_fd < 0) {

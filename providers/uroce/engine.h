@@ -148,6 +148,9 @@ struct uroce_qp_eng {
 	uint32_t atomic_next;
 };
 
+/* UROCE_DEBUG=1: protocol events (timeouts, NAKs, drops) on stderr. */
+extern int uroce_debug;
+
 /* engine.c */
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
 void uroce_engine_put(struct uroce_engine *eng);

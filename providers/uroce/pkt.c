@@ -6,6 +6,8 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <isa-l/crc.h>
@@ -187,6 +189,9 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 		iov[k++] = (struct iovec){ pad, padlen };
 	iov[k++] = (struct iovec){ tail, 4 };
 	ret = uroce_udp_send(eng, av, sport, iov, k);
+	if (ret && uroce_debug)
+		fprintf(stderr, "uroce: send of opcode 0x%02x psn %u failed: %s\n", pkt->opcode,
+			pkt->psn, strerror(-ret));
 	if (!ret) {
 		atomic_fetch_add(&eng->cnt.tx_pkts, 1);
 		atomic_fetch_add(&eng->cnt.tx_bytes, h + plen + padlen + 4);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * The shared QPN table: /dev/shm/uroce-<ns>-<dev>.qpn, one 64-bit owner word
+ * The shared QPN table: /dev/shm/uroce-<ns>-<netdev>.qpn2, one 64-bit owner word
  * per QPN = pid << 32 | low 32 bits of the owner's start time (so a reused
  * pid is not mistaken for the owner).  Lock-free: compare-and-swap only.
  */
@@ -84,7 +84,7 @@ static int owner_alive(uint64_t word)
 	return (uint32_t)start_time(pid) == (uint32_t)word;
 }
 
-struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots)
+struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots)
 {
 	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * (sizeof(uint64_t) + sizeof(uint32_t));
 	struct uroce_qpn_table *t;
@@ -92,7 +92,7 @@ struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint3
 	struct stat st;
 	int fd;
 
-	uroce_qpn_file(path, sizeof(path), nsid, name);
+	uroce_qpn_file(path, sizeof(path), nsid, netdev);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return NULL;

@@ -16,8 +16,8 @@
 
 struct uroce_qpn_table;
 
-/* Open (creating if needed) the table of device NAME in namespace NSID. */
-struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *name, uint32_t nslots);
+/* Open (creating if needed) the table of the devices on NETDEV in namespace NSID. */
+struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots);
 void uroce_qpn_close(struct uroce_qpn_table *t);
 
 /* A free QPN now owned by this process, whose packets other processes

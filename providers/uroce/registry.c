@@ -298,9 +298,9 @@ int uroce_reg_remove(const char *nsdir, const char *name)
 	return unlink(path) ? -errno : 0;
 }
 
-void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *name)
+void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev)
 {
-	snprintf(buf, len, "/dev/shm/uroce-%s-%s.qpn2", nsid, name);
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.qpn2", nsid, netdev);
 }
 
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */

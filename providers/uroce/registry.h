@@ -55,8 +55,8 @@ int uroce_reg_find(const char *nsdir, const char *name, struct uroce_dev_rec *re
 int uroce_reg_save(const char *nsdir, const struct uroce_dev_rec *rec);
 int uroce_reg_remove(const char *nsdir, const char *name);
 
-/* The shared QPN table of device NAME in namespace NSID (qpn.c). */
-void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *name);
+/* The shared QPN table of the devices on NETDEV in namespace NSID (qpn.c). */
+void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev);
 
 /* Create the lowest free /dev/infiniband/uverbsN; returns N or -errno. */
 int uroce_cdev_create(void);

@@ -6,6 +6,8 @@
  * Called with qp->lock held.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -318,6 +320,11 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	if (!qe->deadline_ns || now < qe->deadline_ns)
 		return;
 	atomic_fetch_add(&qe->eng->cnt.timeouts, 1);
+	if (uroce_debug)
+		fprintf(stderr, "uroce: QP %u timeout: una %u cur %u sq cons %u next %u prod %u "
+			"retry_left %u rnr_until %llu\n", qp->vqp.qp.qp_num, qe->una_psn, qe->cur_psn,
+			qp->sq.cons, qe->sq_next, qp->sq.prod, qe->retry_left,
+			(unsigned long long)qe->rnr_until_ns);
 	if (qe->retry_left == 0) {
 		/* IBTA 9.7.6.1.3: retries exhausted. */
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);

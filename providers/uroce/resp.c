@@ -5,6 +5,8 @@
  * acknowledges.  RC answers every problem with the NAK the spec assigns;
  * UC and UD drop silently.  Called with qp->lock held.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -58,6 +60,8 @@ static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
 	 * sequence NAK: the requester is waiting out the RNR timer. */
 	((struct uroce_qp_eng *)qp->engine)->nak_sent = true;
 	atomic_fetch_add(&cnt(qp)->rnr_naks_tx, 1);
+	if (uroce_debug)
+		fprintf(stderr, "uroce: QP %u sends RNR NAK psn %u\n", qp->vqp.qp.qp_num, psn);
 	send_aeth(qp, PK_ACK, psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
 		  NULL, 0, true, true, 0);
 }
@@ -497,6 +501,9 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 
 	/* RC */
 	if (d > 0) {
+		if (uroce_debug)
+			fprintf(stderr, "uroce: QP %u out of sequence: psn %u epsn %u nak_sent %d\n",
+				qp->vqp.qp.qp_num, pkt->psn, qe->epsn, qe->nak_sent);
 		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
 		if (!qe->nak_sent) {
 			qe->nak_sent = true;
