@@ -100,11 +100,15 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		forward(eng, qpn, rx);
 		return;
 	}
-	/* First packet of a connection: steer the rest of it here directly. */
-	if (!((struct uroce_qp_eng *)qp->engine)->conn_tried && qp->vqp.qp.qp_type != IBV_QPT_UD &&
-	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE) {
-		((struct uroce_qp_eng *)qp->engine)->conn_tried = true;
-		uroce_udp_connect(eng, qpn, rx);
+	/* A peer whose source port we could not predict (another RoCE
+	 * implementation): connect to where it really sends from, so the rest
+	 * of the connection comes here directly. */
+	struct uroce_qp_eng *qe = qp->engine;
+	if (qp->vqp.qp.qp_type != IBV_QPT_UD && rx->src_port != qe->conn_port &&
+	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE && qe->reconnects < 4) {
+		qe->reconnects++;
+		if (uroce_udp_connect(eng, qpn, rx->family, rx->dst_ip, rx->src_ip, rx->src_port) == 0)
+			qe->conn_port = rx->src_port;
 	}
 	if (pkt.is_response)
 		uroce_comp_rx(qp, &pkt);
@@ -517,8 +521,7 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 		struct uroce_qp *self = qe->qp;
 		bool armed = qe->armed;
 
-		if (qe->conn_tried)
-			uroce_udp_disconnect(eng, qp->vqp.qp.qp_num);
+		uroce_udp_disconnect(eng, qp->vqp.qp.qp_num);
 		memset(qe, 0, sizeof(*qe));
 		qe->eng = eng;
 		qe->qp = self;
@@ -528,11 +531,22 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 		break;
 	}
 	case IBV_QPS_RTR:
-		if (!qp->udp_sport) {
+		if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 			/* RoCEv2 source port: entropy from the QPN (A17.3.1). */
-			uint32_t h = qp->vqp.qp.qp_num * 0x61C88647u;
+			qp->udp_sport = uroce_udp_sport(qp->vqp.qp.qp_num, 0);
+		} else if (old_state != IBV_QPS_RTR || (attr_mask & (IBV_QP_DEST_QPN | IBV_QP_AV))) {
+			/* Connected QPs: a port per QP pair, and a receive socket
+			 * connected to the port the peer (if it is uroce) sends
+			 * from, before any packet flows: no packet of the
+			 * connection takes the shared socket and arrives late. */
+			uint32_t me = qp->vqp.qp.qp_num, peer = qp->attr.dest_qp_num;
 
-			qp->udp_sport = 0xC000 | (h >> 18);
+			qp->udp_sport = uroce_udp_sport(me, peer);
+			qe->reconnects = 0;
+			qe->conn_port = uroce_udp_sport(peer, me);
+			if (uroce_udp_connect(qe->eng, me, qp->av.family, qp->av.sgid.raw,
+					      qp->av.dgid.raw, qe->conn_port))
+				qe->conn_port = 0;
 		}
 		if (old_state != IBV_QPS_RTR) {
 			qe->epsn = qp->attr.rq_psn & 0xffffff;

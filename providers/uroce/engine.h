@@ -120,7 +120,8 @@ struct uroce_qp_eng {
 	bool draining;               /* SQD */
 	bool drained_sent;           /* SQ_DRAINED reported */
 	bool comm_est_sent;          /* COMM_EST reported */
-	bool conn_tried;             /* a connected receive socket was made (or failed) */
+	uint16_t conn_port;          /* peer source port the receive socket is connected to */
+	uint8_t reconnects;          /* times the peer's port had to be learnt again */
 	bool rd_rewound;             /* a READ was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
 
@@ -177,8 +178,13 @@ int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx);
 /* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
 void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx);
-/* Give QPN a receive socket connected to where RX came from. */
-void uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, const struct uroce_rx *rx);
+/* Give QPN a receive socket bound to (LOCAL, 4791) and connected to (PEER, PORT);
+ * the GIDs are IPv4-mapped or IPv6 addresses of FAMILY.  0 or -errno. */
+int uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, int family,
+		      const uint8_t *local, const uint8_t *peer, uint16_t port);
+/* The UDP source port of the QP FROM talking to QP TO (RC/UC): each side
+ * can compute the other's, so a connection is steered from its first packet. */
+uint16_t uroce_udp_sport(uint32_t from_qpn, uint32_t to_qpn);
 void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn);
 
 /* engine.c: a packet arrived */

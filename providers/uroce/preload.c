@@ -25,6 +25,9 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The provider looks for this symbol to tell whether channels will work. */
+EXPORT const int uroce_preload_active = 1;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct keep {
 	struct keep *next;

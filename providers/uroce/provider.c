@@ -4,6 +4,7 @@
  * lifetime, and the table of verbs we implement.  Verbs left out of the
  * table keep libibverbs' defaults, which fail with EOPNOTSUPP.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -107,6 +108,26 @@ static int neuter_cmd_fd(int cmd_fd)
 	return 0;
 }
 
+/*
+ * Completion channels need liburoce-preload.so (which `uroce run` preloads).
+ * Without it libibverbs' own ibv_create_comp_channel fails with EINVAL
+ * (neuter_cmd_fd); say why, once per process.
+ */
+static void warn_no_preload(void)
+{
+	if (!dlsym(RTLD_DEFAULT, "uroce_preload_active"))
+		fprintf(stderr, "uroce: liburoce-preload.so is not loaded: "
+			"ibv_create_comp_channel() will fail with EINVAL; "
+			"run the program under `uroce run`\n");
+}
+
+static void check_preload(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, warn_no_preload);
+}
+
 /* The GID table follows the netdev's addresses: refresh it at every open. */
 static void refresh_tree(struct ibv_device *ibdev, struct uroce_context *ctx)
 {
@@ -144,6 +165,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev,
 	pthread_mutex_init(&ctx->lock, NULL);
 	ctx->vctx.context.num_comp_vectors = UROCE_NUM_COMP_VECTORS;
 	refresh_tree(ibdev, ctx);
+	check_preload();
 	/* Port and GID events need a watcher; a context works without one. */
 	if (uroce_monitor_start(ctx))
 		fprintf(stderr, "uroce: %s: no port/GID events (netlink watch failed)\n",

@@ -245,27 +245,42 @@ static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *r
 	}
 }
 
-void uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, const struct uroce_rx *rx)
+uint16_t uroce_udp_sport(uint32_t from_qpn, uint32_t to_qpn)
 {
-	struct sockaddr_storage peer;
-	socklen_t sl = make_sockaddr(rx->family, rx->src_ip, rx->src_port,
-				     if_nametoindex(eng->netdev), &peer);
+	uint32_t h = from_qpn * 0x9E3779B1u ^ to_qpn * 0x85EBCA6Bu;
+
+	h ^= h >> 15;
+	h *= 0x2C1B3C6Du;
+	h ^= h >> 12;
+	return 0xC000 | (h & 0x3fff); /* RoCEv2 source ports: 0xC000-0xFFFF (A17.3.1) */
+}
+
+int uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, int family,
+		      const uint8_t *local, const uint8_t *peer, uint16_t port)
+{
+	struct sockaddr_storage to;
+	int ifindex = if_nametoindex(eng->netdev);
+	socklen_t sl = make_sockaddr(family, peer, port, ifindex, &to);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_CONN_BASE + qpn };
 	int fd;
 
-	if (qpn >= UROCE_MAX_QP || eng->conns[qpn].fd > 0)
-		return;
-	fd = bound_socket(rx->family, rx->dst_ip, ROCE_PORT, if_nametoindex(eng->netdev));
+	if (qpn >= UROCE_MAX_QP)
+		return -EINVAL;
+	uroce_udp_disconnect(eng, qpn);
+	fd = bound_socket(family, local, ROCE_PORT, ifindex);
 	if (fd < 0)
-		return;
-	if (connect(fd, (struct sockaddr *)&peer, sl)) {
+		return fd;
+	if (connect(fd, (struct sockaddr *)&to, sl)) {
+		int err = -errno;
+
 		close(fd);
-		return;
+		return err;
 	}
-	eng->conns[qpn].family = rx->family;
-	memcpy(eng->conns[qpn].ip, rx->dst_ip, 16);
+	eng->conns[qpn].family = family;
+	memcpy(eng->conns[qpn].ip, local, 16);
 	eng->conns[qpn].fd = fd;
 	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
 }
 
 void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn)

@@ -474,9 +474,19 @@ static void test_writes(struct conn *c, const char *name)
 		if (!is_client) {
 			if (imm)
 				post_recv_sges(c, i, (uintptr_t)buf + DST_OFF, 64);
+			/* UC: a SEND after the WRITE marks it placed (a UC requester
+			 * completes on sending; the order on the QP is kept). */
+			if (c->type == IBV_QPT_UC && !imm)
+				post_recv_sges(c, i + 1000000, (uintptr_t)buf + (7u << 20), 64);
 			memset(buf + DST_OFF + off, 0, len);
 			barrier();
 			barrier(); /* the client's write completed */
+			if (c->type == IBV_QPT_UC && !imm) {
+				struct ibv_wc wc = poll_one(c->rcq, "uc marker");
+
+				CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i + 1000000,
+				      "%s #%d marker send (%s)", name, i, ibv_wc_status_str(wc.status));
+			}
 			if (imm) {
 				struct ibv_wc wc = poll_one(c->rcq, "write imm");
 
@@ -503,8 +513,15 @@ static void test_writes(struct conn *c, const char *name)
 
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE,
 			      "%s #%d write completion %s", name, i, ibv_wc_status_str(wc.status));
-			if (c->type == IBV_QPT_UC)
-				usleep(2000); /* UC: the requester does not wait for the target */
+			if (c->type == IBV_QPT_UC && !imm) {
+				struct op m = { .opcode = IBV_WR_SEND, .id = i, .flags = IBV_SEND_SIGNALED,
+						.nsge = 1 };
+
+				m.sg[0] = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey };
+				if (post(c, &m, 0))
+					DIE("uc marker post");
+				poll_one(c->scq, "uc marker");
+			}
 			barrier();
 		}
 	}
