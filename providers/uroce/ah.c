@@ -18,8 +18,9 @@ int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr
 	const struct ibv_global_route *grh = &attr->grh;
 	static const union ibv_gid zero;
 
-	/* RoCE has no LIDs: the GRH is the address (IBTA A16.x / A17.4). */
-	if (!attr->is_global || (attr->port_num != 0 && attr->port_num != 1))
+	/* RoCE has no LIDs: the GRH is the address (IBTA A16.x / A17.4); the
+	 * only port is 1 (the kernel refuses an AV naming another). */
+	if (!attr->is_global || attr->port_num != 1)
 		return EINVAL;
 	if (grh->sgid_index >= UROCE_GID_TBL_LEN ||
 	    !memcmp(&grh->dgid, &zero, sizeof(zero)))

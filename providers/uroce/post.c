@@ -90,6 +90,12 @@ int uroce_wqe_set_ud(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_a
 /* The final checks of a filled WQE (sizes that depend on the opcode). */
 int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w)
 {
+	if (w->send_flags & ~(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+			      IBV_SEND_INLINE))
+		return EINVAL; /* no checksum offload (IBV_SEND_IP_CSUM) or other flags */
+	/* A UD send needs its destination (ibv_wr_set_ud_addr in the wr_* API). */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !w->av.family)
+		return EINVAL;
 	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		/* IBTA 9.4.5: atomics move exactly 8 bytes into one local buffer. */
 		if (w->num_sge != 1 || wqe_sges(w)[0].length < 8 ||

@@ -10,22 +10,40 @@
 #include "engine.h"
 #include "qp.h"
 
-/* ---- the state machine (IBTA 10.3.1, table 91 / 11.2.4.2) ------------------ */
+/*
+ * ---- the state machine (IBTA 10.3.1 and 11.2.4.2) ------------------------
+ *
+ * For each (current, next) state: the QP types for which the transition
+ * exists, and per type the attributes it requires and those it allows.
+ * The facts are the IBTA's "QP state transition properties" as the Linux
+ * kernel's core (qp_state_table in drivers/infiniband/core/verbs.c)
+ * enforces them for every device:
+ *   - RESET goes only to RESET or INIT (RESET -> ERR is refused);
+ *   - every other state may go to RESET or ERR with no attribute;
+ *   - SQE exists for UC/UD only (an RC QP with a send error goes to ERR),
+ *     so SQE -> RTS is a UC/UD transition;
+ *   - IBV_QP_CUR_STATE is optional only where the table lists it
+ *     (RTR->RTS, RTS->RTS, SQD->RTS, SQE->RTS), and it must then name the
+ *     state the QP is really in.
+ */
 
 #define A(x) IBV_QP_##x
 enum { T_UD, T_UC, T_RC, T_NUM };
+#define V_UD (1u << T_UD)
+#define V_UC (1u << T_UC)
+#define V_RC (1u << T_RC)
+#define V_ALL (V_UD | V_UC | V_RC)
 
 struct transition {
-	bool valid;
+	unsigned int valid;          /* V_* bits: the types the transition exists for */
 	int required[T_NUM];
 	int optional[T_NUM];
 };
 
-/* [current][next]: the attributes a transition requires and allows. */
 static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
-		[IBV_QPS_RESET] = { .valid = true },
-		[IBV_QPS_INIT] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_INIT] = { .valid = V_ALL,
 			.required = {
 				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
 				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
@@ -33,13 +51,15 @@ static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			} },
 	},
 	[IBV_QPS_INIT] = {
-		[IBV_QPS_INIT] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+		[IBV_QPS_INIT] = { .valid = V_ALL,
 			.optional = {
 				[T_UD] = A(PKEY_INDEX) | A(PORT) | A(QKEY),
 				[T_UC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 				[T_RC] = A(PKEY_INDEX) | A(PORT) | A(ACCESS_FLAGS),
 			} },
-		[IBV_QPS_RTR] = { .valid = true,
+		[IBV_QPS_RTR] = { .valid = V_ALL,
 			.required = {
 				[T_UC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN),
 				[T_RC] = A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN) |
@@ -52,7 +72,9 @@ static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			} },
 	},
 	[IBV_QPS_RTR] = {
-		[IBV_QPS_RTS] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+		[IBV_QPS_RTS] = { .valid = V_ALL,
 			.required = {
 				[T_UD] = A(SQ_PSN),
 				[T_UC] = A(SQ_PSN),
@@ -67,14 +89,16 @@ static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			} },
 	},
 	[IBV_QPS_RTS] = {
-		[IBV_QPS_RTS] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+		[IBV_QPS_RTS] = { .valid = V_ALL,
 			.optional = {
 				[T_UD] = A(CUR_STATE) | A(QKEY),
 				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) | A(PATH_MIG_STATE),
 				[T_RC] = A(CUR_STATE) | A(ACCESS_FLAGS) | A(ALT_PATH) |
 					 A(PATH_MIG_STATE) | A(MIN_RNR_TIMER),
 			} },
-		[IBV_QPS_SQD] = { .valid = true,
+		[IBV_QPS_SQD] = { .valid = V_ALL,
 			.optional = {
 				[T_UD] = A(EN_SQD_ASYNC_NOTIFY),
 				[T_UC] = A(EN_SQD_ASYNC_NOTIFY),
@@ -82,14 +106,16 @@ static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			} },
 	},
 	[IBV_QPS_SQD] = {
-		[IBV_QPS_RTS] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+		[IBV_QPS_RTS] = { .valid = V_ALL,
 			.optional = {
 				[T_UD] = A(CUR_STATE) | A(QKEY),
 				[T_UC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PATH_MIG_STATE),
 				[T_RC] = A(CUR_STATE) | A(ALT_PATH) | A(ACCESS_FLAGS) |
 					 A(MIN_RNR_TIMER) | A(PATH_MIG_STATE),
 			} },
-		[IBV_QPS_SQD] = { .valid = true,
+		[IBV_QPS_SQD] = { .valid = V_ALL,
 			.optional = {
 				[T_UD] = A(PKEY_INDEX) | A(QKEY),
 				[T_UC] = A(AV) | A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX) |
@@ -101,16 +127,19 @@ static const struct transition qp_transitions[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] 
 			} },
 	},
 	[IBV_QPS_SQE] = {
-		[IBV_QPS_RTS] = { .valid = true,
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+		[IBV_QPS_RTS] = { .valid = V_UD | V_UC,
 			.optional = {
 				[T_UD] = A(CUR_STATE) | A(QKEY),
 				[T_UC] = A(CUR_STATE) | A(ACCESS_FLAGS),
 			} },
 	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = { .valid = V_ALL },
+		[IBV_QPS_ERR] = { .valid = V_ALL },
+	},
 };
-
-/* Every state may go to RESET and to ERR with no attributes. */
-static const struct transition to_reset_or_err = { .valid = true };
 
 static int type_index(enum ibv_qp_type t)
 {
@@ -125,20 +154,16 @@ static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
 	const struct transition *t;
 	int ti = type_index(qp->vqp.qp.qp_type);
 
-	if ((unsigned int)next > IBV_QPS_ERR)
+	if ((unsigned int)next > IBV_QPS_ERR || (unsigned int)cur > IBV_QPS_ERR)
 		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return EINVAL;
-	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
-		t = &to_reset_or_err;
-	else
-		t = &qp_transitions[cur][next];
-	if (!t->valid)
+	t = &qp_transitions[cur][next];
+	if (!(t->valid & (1u << ti)))
 		return EINVAL;
 	if ((mask & t->required[ti]) != t->required[ti])
 		return EINVAL;
-	if (mask & ~(t->required[ti] | t->optional[ti] | IBV_QP_STATE |
-		     (next == IBV_QPS_RESET || next == IBV_QPS_ERR ? IBV_QP_CUR_STATE : 0)))
+	if (mask & ~(t->required[ti] | t->optional[ti] | IBV_QP_STATE))
 		return EINVAL;
 	return 0;
 }
@@ -170,8 +195,12 @@ static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int ma
 		return EINVAL;
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
 		return EINVAL;
-	if ((mask & (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)) && (mask & IBV_QP_ALT_PATH))
+	if (mask & IBV_QP_ALT_PATH)
 		return EINVAL; /* no automatic path migration (one port, one path) */
+	if ((mask & IBV_QP_PATH_MIG_STATE) && (unsigned int)a->path_mig_state > IBV_MIG_ARMED)
+		return EINVAL; /* stored and reported, never acted on (as rxe) */
+	if ((mask & IBV_QP_AV) && a->ah_attr.port_num != 1)
+		return EINVAL; /* as the kernel's modify_qp: the AV's port must exist */
 	return 0;
 }
 
@@ -302,6 +331,8 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		return NULL;
 	}
 	if (!ia->send_cq || !ia->recv_cq || !ia->pd || ia->pd->context != context ||
+	    ia->send_cq->context != context || ia->recv_cq->context != context ||
+	    (ia->srq && ia->srq->context != context) ||
 	    cap->max_send_wr > UROCE_MAX_QP_WR || cap->max_send_sge > UROCE_MAX_SGE ||
 	    cap->max_inline_data > UROCE_MAX_INLINE ||
 	    (!ia->srq && (cap->max_recv_wr > UROCE_MAX_QP_WR || cap->max_recv_sge > UROCE_MAX_SGE))) {
@@ -402,17 +433,25 @@ struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ia)
 {
+	/* Every bit libibverbs 44 defines: the ones we do not offer are
+	 * EOPNOTSUPP (XRC, TSO, RSS), bits beyond them are EINVAL. */
+	const uint32_t defined = (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS << 1) - 1;
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
 
-	if (!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) || (ia->comp_mask & ~known)) {
-		errno = (ia->comp_mask & ~known) ? EOPNOTSUPP : EINVAL;
+	if (!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) || (ia->comp_mask & ~defined)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ia->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((ia->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ia->create_flags) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* The operations each transport has (as rxe: EOPNOTSUPP otherwise). */
 	if ((ia->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (ia->send_ops_flags & ~supported_send_ops(ia->qp_type))) {
 		errno = EOPNOTSUPP;

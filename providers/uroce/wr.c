@@ -223,6 +223,10 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num,
 		return;
 	}
 	for (size_t i = 0; i < num; i++) {
+		if (bufs[i].length > UROCE_MAX_INLINE) {
+			set_error(qp, EINVAL); /* longer than any inline data */
+			return;
+		}
 		sg[i].addr = (uintptr_t)bufs[i].addr;
 		sg[i].length = (uint32_t)bufs[i].length;
 		sg[i].lkey = 0;
