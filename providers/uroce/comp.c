@@ -75,22 +75,27 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 
 static void fail_head(struct uroce_qp *qp, enum ibv_wc_status st)
 {
+	struct uroce_engine *eng = ((struct uroce_qp_eng *)qp->engine)->eng;
+
+	if (st == IBV_WC_RETRY_EXC_ERR)
+		uroce_count(eng, UROCE_STAT_RETRY_EXCEEDED, 1);
+	else if (st == IBV_WC_RNR_RETRY_EXC_ERR)
+		uroce_count(eng, UROCE_STAT_RNR_RETRY_EXCEEDED, 1);
 	if (qp->sq.cons != qp->sq.prod)
 		done(qp, ring_slot(&qp->sq, qp->sq.cons), st);
 	uroce_qp_to_error(qp);
 }
 
-static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	struct uroce_counters *c = &qe->eng->cnt;
 	uint8_t code = pkt->syndrome & 0x1f;
 
 	/* Everything before the NAKed PSN has arrived (IBTA 9.7.5.2.x). */
 	if (!ack_through(qp, psn_add(pkt->psn, -1u)))
 		return;
-	if ((pkt->syndrome & AETH_TYPE_MASK) == AETH_RNR_NAK) {
-		atomic_fetch_add(&c->rnr_naks_rx, 1);
+	if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
+		uroce_count(qe->eng, UROCE_STAT_RNR_NAKS_RX, 1);
 		if (uroce_debug)
 			fprintf(stderr, "uroce: QP %u RNR NAK psn %u: una %u cur %u next %u cons %u armed %d/%d\n",
 				qp->vqp.qp.qp_num, pkt->psn, qe->una_psn, qe->cur_psn, qe->sq_next,
@@ -108,8 +113,8 @@ static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		return;
 	}
 	switch (code) {
-	case NAK_PSN_SEQ:
-		atomic_fetch_add(&c->seq_naks_rx, 1);
+	case ROCE_NAK_PSN_SEQ:
+		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
 		if (qe->retry_left == 0) {
 			fail_head(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
@@ -119,20 +124,20 @@ static void on_nak(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		uroce_req_progress(qp);
 		uroce_req_restart_timer(qp);
 		return;
-	case NAK_INVALID_REQ:
-		atomic_fetch_add(&c->err_naks_rx, 1);
+	case ROCE_NAK_INVALID_REQ:
+		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_INV_REQ, 1);
 		fail_head(qp, IBV_WC_REM_INV_REQ_ERR);
 		return;
-	case NAK_REMOTE_ACCESS:
-		atomic_fetch_add(&c->err_naks_rx, 1);
+	case ROCE_NAK_REMOTE_ACCESS:
+		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_ACCESS, 1);
 		fail_head(qp, IBV_WC_REM_ACCESS_ERR);
 		return;
-	case NAK_REMOTE_OP:
-		atomic_fetch_add(&c->err_naks_rx, 1);
+	case ROCE_NAK_REMOTE_OP:
+		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_OP, 1);
 		fail_head(qp, IBV_WC_REM_OP_ERR);
 		return;
 	default:
-		atomic_fetch_add(&c->err_naks_rx, 1);
+		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_INV_RD, 1);
 		fail_head(qp, IBV_WC_REM_INV_RD_REQ_ERR);
 		return;
 	}
@@ -158,7 +163,7 @@ static struct uroce_send_wqe *head_for_response(struct uroce_qp *qp, uint32_t ps
 	return NULL;
 }
 
-static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct uroce_send_wqe *w = head_for_response(qp, pkt->psn, true);
@@ -173,11 +178,11 @@ static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		    !(qe->rd_rewound && qe->rd_rewind_psn == expect)) {
 			qe->rd_rewound = true;
 			qe->rd_rewind_psn = expect;
-			atomic_fetch_add(&qe->eng->cnt.seq_naks_rx, 1);
+			uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
 			uroce_req_rewind(qp, expect);
 			uroce_req_progress(qp);
 		}
-		atomic_fetch_add(&qe->eng->cnt.duplicates, 1);
+		uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);
 		return;
 	}
 	if (pkt->paylen > w->length - w->read_done ||
@@ -208,7 +213,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		done(qp, w, IBV_WC_SUCCESS);
 }
 
-static void on_atomic_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct uroce_send_wqe *w = head_for_response(qp, pkt->psn, false);
@@ -228,32 +233,32 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	done(qp, w, IBV_WC_SUCCESS);
 }
 
-void uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	uint32_t una = qe->una_psn;
 
 	if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
 	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)) {
-		atomic_fetch_add(&qe->eng->cnt.drop_state, 1);
+		uroce_count(qe->eng, UROCE_STAT_DROP_QP_STATE, 1);
 		return;
 	}
 	/* Responses to PSNs we never sent are stale or forged: drop them. */
 	if (psn_diff(pkt->psn, qe->cur_psn) >= 0) {
-		atomic_fetch_add(&qe->eng->cnt.drop_other, 1);
+		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
 	switch (pkt->kind) {
-	case PK_ACK:
-		if ((pkt->syndrome & AETH_TYPE_MASK) == AETH_ACK)
+	case ROCE_K_ACK:
+		if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
 			ack_through(qp, pkt->psn);
 		else
 			on_nak(qp, pkt);
 		break;
-	case PK_READ_RESP:
+	case ROCE_K_READ_RESP:
 		on_read_resp(qp, pkt);
 		break;
-	case PK_ATOMIC_ACK:
+	case ROCE_K_ATOMIC_ACK:
 		on_atomic_ack(qp, pkt);
 		break;
 	default:

@@ -59,34 +59,44 @@ static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 	if (!owner || owner == getpid())
 		goto drop;
 	if (uroce_udp_forward(eng, port, rx) == 0) {
-		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
+		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
 		return;
 	}
 	/* The owner may be gone: ask again, freeing its QPN if it died. */
 	owner = uroce_qpn_owner(eng->qpns, qpn, 1, &port);
 	if (owner && owner != getpid() && uroce_udp_forward(eng, port, rx) == 0) {
-		atomic_fetch_add(&eng->cnt.forwarded_out, 1);
+		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
 		return;
 	}
 drop:
-	atomic_fetch_add(&eng->cnt.drop_no_qp, 1);
+	uroce_count(eng, UROCE_STAT_DROP_NO_QP, 1);
 }
 
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 {
-	struct uroce_pkt pkt;
+	struct roce_pkt pkt;
 	struct uroce_qp *qp = NULL;
 	uint32_t qpn;
 	int ret;
 
-	atomic_fetch_add(&eng->cnt.rx_pkts, 1);
-	atomic_fetch_add(&eng->cnt.rx_bytes, rx->len);
+	uroce_count(eng, UROCE_STAT_RX_PACKETS, 1);
+	uroce_count(eng, UROCE_STAT_RX_BYTES, rx->len);
 	ret = uroce_pkt_parse(eng, rx, &pkt);
-	if (uroce_debug && !ret && pkt.kind == PK_ACK && (pkt.syndrome & 0x60))
+	if (ret)
+		return;
+	if (uroce_debug && pkt.kind == ROCE_K_ACK && (pkt.syndrome & ROCE_AETH_TYPE_MASK))
 		fprintf(stderr, "uroce: rx NAK syndrome 0x%02x psn %u for QP %u\n", pkt.syndrome,
 			pkt.psn, pkt.dqpn);
-	if (ret) {
-		atomic_fetch_add(ret == -EBADMSG ? &eng->cnt.drop_icrc : &eng->cnt.drop_parse, 1);
+	/* The only P_Key is the default 0xffff; a packet matches if the low 15
+	 * bits agree (IBTA 10.9.3: membership bit aside). */
+	if ((pkt.pkey & 0x7fff) != 0x7fff) {
+		uroce_count(eng, UROCE_STAT_DROP_PKEY, 1);
+		return;
+	}
+	/* Congestion notifications: uroce does no rate control (DCQCN);
+	 * they are counted and dropped. */
+	if (pkt.kind == ROCE_K_CNP) {
+		uroce_count(eng, UROCE_STAT_DROP_OTHER, 1);
 		return;
 	}
 	qpn = pkt.dqpn;
@@ -194,27 +204,27 @@ static void *progress_thread(void *arg)
 /* UROCE_STATS=1: print this process's counters when the engine stops. */
 static void dump_counters(struct uroce_engine *eng)
 {
+	static const char *const names[UROCE_STAT_COUNT] = {
+#define NAME(e, n) [UROCE_STAT_##e] = n,
+		UROCE_STAT_LIST(NAME)
+#undef NAME
+	};
 	const char *env = getenv("UROCE_STATS");
-	struct uroce_counters *c = &eng->cnt;
 
-	if (!env || !*env || *env == '0')
+	if (!env || !*env || *env == '0' || !eng->stats)
 		return;
-#define F(x) (unsigned long long)atomic_load(&c->x)
-	fprintf(stderr, "uroce[%d] %s: tx %llu pkts %llu B, rx %llu pkts %llu B, "
-		"retransmits %llu timeouts %llu, naks tx seq %llu err %llu rnr %llu, "
-		"naks rx seq %llu err %llu rnr %llu, dup %llu, fwd out %llu in %llu, "
-		"drops parse %llu icrc %llu no_qp %llu state %llu qkey %llu other %llu\n",
-		(int)getpid(), eng->devname, F(tx_pkts), F(tx_bytes), F(rx_pkts), F(rx_bytes),
-		F(retransmits), F(timeouts), F(seq_naks_tx), F(err_naks_tx), F(rnr_naks_tx),
-		F(seq_naks_rx), F(err_naks_rx), F(rnr_naks_rx), F(duplicates),
-		F(forwarded_out), F(forwarded_in), F(drop_parse), F(drop_icrc), F(drop_no_qp),
-		F(drop_state), F(drop_qkey), F(drop_other));
-#undef F
+	fprintf(stderr, "uroce[%d] %s:", (int)getpid(), eng->devname);
+	for (int i = 0; i < UROCE_STAT_COUNT; i++)
+		if (eng->stats->counters[i])
+			fprintf(stderr, " %s=%llu", names[i],
+				(unsigned long long)eng->stats->counters[i]);
+	fputc('\n', stderr);
 }
 
 static void engine_free(struct uroce_engine *eng)
 {
 	dump_counters(eng);
+	uroce_stats_detach(eng);
 	uroce_udp_close(eng);
 	if (eng->epfd >= 0)
 		close(eng->epfd);
@@ -252,9 +262,10 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 	/* QPNs are unique per address on the wire: every uroce device (of any
 	 * registry) on this netdev shares one QPN table and forwarding domain. */
 	eng->qpns = uroce_qpn_open(eng->nsid, eng->netdev, UROCE_MAX_QP);
+	uroce_stats_attach(eng);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!eng->qps || !eng->qp_list || !eng->conns || !eng->qpns || eng->epfd < 0 || eng->wake_fd < 0) {
+	if (!eng->qps || !eng->qp_list || !eng->conns || !eng->qpns || !eng->stats || eng->epfd < 0 || eng->wake_fd < 0) {
 		err = errno ? errno : ENOMEM;
 		goto fail;
 	}

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <uroce/stats.h>
+
 #include "qp.h"
 #include "qpn.h"
 
@@ -39,15 +41,6 @@ struct uroce_rx {
 	uint16_t src_port;
 	uint16_t dst_port;
 	bool forwarded;              /* came from another process: never forward again */
-};
-
-struct uroce_counters {
-	_Atomic uint64_t tx_pkts, tx_bytes, rx_pkts, rx_bytes;
-	_Atomic uint64_t retransmits, timeouts, rnr_naks_rx, rnr_naks_tx;
-	_Atomic uint64_t seq_naks_rx, seq_naks_tx, err_naks_rx, err_naks_tx;
-	_Atomic uint64_t duplicates, forwarded_out, forwarded_in;
-	_Atomic uint64_t drop_parse, drop_icrc, drop_no_qp, drop_state, drop_qkey;
-	_Atomic uint64_t drop_other;
 };
 
 /* One bound source: where packets from (address, port) leave. */
@@ -95,9 +88,21 @@ struct uroce_engine {
 	struct uroce_txsock tx[64];
 	int n_tx;
 
-	struct uroce_pcap *pcap;
-	struct uroce_counters cnt;
+	/* Counters (enum uroce_stat): the process's published shared-memory
+	 * record for this device when there is one, else private memory. */
+	struct uroce_stats_shm *stats;
+	bool stats_shared;
 };
+
+/* stats.c: give ENG its counters (published for `uroce stat`); 0 or -1. */
+int uroce_stats_attach(struct uroce_engine *eng);
+void uroce_stats_detach(struct uroce_engine *eng);
+
+/* Count N events of kind E on ENG. */
+static inline void uroce_count(struct uroce_engine *eng, enum uroce_stat e, uint64_t n)
+{
+	__atomic_fetch_add(&eng->stats->counters[e], n, __ATOMIC_RELAXED);
+}
 
 /* Per-QP protocol state, hung on qp->engine. */
 struct uroce_qp_eng {
@@ -204,11 +209,11 @@ void uroce_req_restart_timer(struct uroce_qp *qp);
 void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
 
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
-struct uroce_pkt;
-void uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt);
+struct roce_pkt;
+void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
 /* resp.c: request packets */
-void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt,
 		   const struct uroce_rx *rx);
 void uroce_resp_flush_ack(struct uroce_qp *qp);
 

@@ -73,7 +73,7 @@ static void local_error(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_
 	uroce_qp_to_error(qp);
 }
 
-static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct uroce_pkt *p)
+static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct roce_pkt *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->pkey = 0xffff;
@@ -84,7 +84,7 @@ static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ur
 }
 
 /* Send one packet carrying bytes [off, off+len) of W. */
-static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct uroce_pkt *p,
+static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct roce_pkt *p,
 		     uint64_t off, uint32_t len)
 {
 	struct uroce_qp_eng *qe = qp->engine;
@@ -130,7 +130,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
 	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
-	struct uroce_pkt p;
+	struct roce_pkt p;
 	int ret;
 
 	fill_common(qp, w, &p);
@@ -149,7 +149,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			local_error(qp, w, IBV_WC_LOC_LEN_ERR);
 			return -1;
 		}
-		p.kind = write ? PK_WRITE : PK_SEND;
+		p.kind = write ? ROCE_K_WRITE : ROCE_K_SEND;
 		p.opcode = uroce_pkt_opcode(type, p.kind, first, last,
 					    w->opcode == IBV_WR_SEND_WITH_IMM ||
 					    w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -188,7 +188,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		uint64_t chunk = (uint64_t)UROCE_READ_CHUNK_PKTS * mtu;
 		uint64_t len = w->length - off > chunk ? chunk : w->length - off;
 
-		p.kind = PK_READ_REQ;
+		p.kind = ROCE_K_READ_REQ;
 		p.opcode = uroce_pkt_opcode(type, p.kind, true, true, false, false);
 		p.va = w->remote_addr + off;
 		p.rkey = w->rkey;
@@ -205,7 +205,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	}
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		p.kind = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? PK_CMP_SWAP : PK_FETCH_ADD;
+		p.kind = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? ROCE_K_CMP_SWAP : ROCE_K_FETCH_ADD;
 		p.opcode = uroce_pkt_opcode(type, p.kind, true, true, false, false);
 		p.va = w->remote_addr;
 		p.rkey = w->rkey;
@@ -302,7 +302,7 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 	else
 		qe->cur_off = (uint64_t)psn_diff(psn, fw->first_psn) * mtu;
 	qe->since_ackreq = 0;
-	atomic_fetch_add(&qe->eng->cnt.retransmits, 1);
+	uroce_count(qe->eng, UROCE_STAT_RETRANSMITS, 1);
 }
 
 void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
@@ -319,7 +319,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	}
 	if (!qe->deadline_ns || now < qe->deadline_ns)
 		return;
-	atomic_fetch_add(&qe->eng->cnt.timeouts, 1);
+	uroce_count(qe->eng, UROCE_STAT_ACK_TIMEOUTS, 1);
 	if (uroce_debug)
 		fprintf(stderr, "uroce: QP %u timeout: una %u cur %u sq cons %u next %u prod %u "
 			"retry_left %u rnr_until %llu\n", qp->vqp.qp.qp_num, qe->una_psn, qe->cur_psn,
@@ -330,6 +330,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
 
 		qe->deadline_ns = 0;
+		uroce_count(qe->eng, UROCE_STAT_RETRY_EXCEEDED, 1);
 		uroce_complete_send(qp, w, IBV_WC_RETRY_EXC_ERR);
 		uroce_qp_to_error(qp);
 		return;

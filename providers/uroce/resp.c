@@ -15,19 +15,19 @@
 #include "mem.h"
 #include "pkt.h"
 
-static struct uroce_counters *cnt(struct uroce_qp *qp)
+static struct uroce_engine *eng_of(struct uroce_qp *qp)
 {
-	return &((struct uroce_qp_eng *)qp->engine)->eng->cnt;
+	return ((struct uroce_qp_eng *)qp->engine)->eng;
 }
 
 /* ---- sending ACKs and responses --------------------------------------------- */
 
-static void send_aeth(struct uroce_qp *qp, enum uroce_pkt_kind kind, uint32_t psn,
+static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
 		      uint8_t syndrome, const struct iovec *payload, int n,
 		      bool first, bool last, uint64_t orig)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	struct uroce_pkt p = {
+	struct roce_pkt p = {
 		.kind = kind,
 		.pkey = 0xffff,
 		.dqpn = qp->attr.dest_qp_num,
@@ -43,15 +43,14 @@ static void send_aeth(struct uroce_qp *qp, enum uroce_pkt_kind kind, uint32_t ps
 
 static void ack(struct uroce_qp *qp, uint32_t psn)
 {
-	send_aeth(qp, PK_ACK, psn, AETH_ACK | AETH_CREDITS_INVALID, NULL, 0, true, true, 0);
+	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0, true, true, 0);
 }
 
 static void nak(struct uroce_qp *qp, uint32_t psn, uint8_t code)
 {
-	struct uroce_counters *c = cnt(qp);
-
-	atomic_fetch_add(code == NAK_PSN_SEQ ? &c->seq_naks_tx : &c->err_naks_tx, 1);
-	send_aeth(qp, PK_ACK, psn, AETH_NAK | code, NULL, 0, true, true, 0);
+	/* NAK codes 0-4 have a counter each, in code order. */
+	uroce_count(eng_of(qp), UROCE_STAT_NAKS_TX_SEQ + (code <= ROCE_NAK_INVALID_RD_REQ ? code : 0), 1);
+	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_NAK | code, NULL, 0, true, true, 0);
 }
 
 static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
@@ -59,10 +58,10 @@ static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
 	/* Until PSN comes again, later packets are dropped without a
 	 * sequence NAK: the requester is waiting out the RNR timer. */
 	((struct uroce_qp_eng *)qp->engine)->nak_sent = true;
-	atomic_fetch_add(&cnt(qp)->rnr_naks_tx, 1);
+	uroce_count(eng_of(qp), UROCE_STAT_RNR_NAKS_TX, 1);
 	if (uroce_debug)
 		fprintf(stderr, "uroce: QP %u sends RNR NAK psn %u\n", qp->vqp.qp.qp_num, psn);
-	send_aeth(qp, PK_ACK, psn, AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
+	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
 		  NULL, 0, true, true, 0);
 }
 
@@ -112,7 +111,7 @@ static bool have_rwqe(struct uroce_qp *qp)
 }
 
 static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
-			  uint32_t byte_len, const struct uroce_pkt *pkt)
+			  uint32_t byte_len, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct ibv_wc wc = {
@@ -142,7 +141,7 @@ static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_w
 
 /* Responder errors of class "the QP goes to error" (IBTA 9.9.3.1.2). */
 static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
-		       enum ibv_wc_status local, const struct uroce_pkt *pkt)
+		       enum ibv_wc_status local, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
@@ -152,15 +151,15 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 		complete_recv(qp, local, IBV_WC_RECV, 0, pkt);
 	/* IBTA 11.6.3.1: invalid requests and access violations have their
 	 * own asynchronous events. */
-	uroce_qp_to_error_ev(qp, nak_code == NAK_REMOTE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
-				 nak_code == NAK_INVALID_REQ ? IBV_EVENT_QP_REQ_ERR :
+	uroce_qp_to_error_ev(qp, nak_code == ROCE_NAK_REMOTE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
+				 nak_code == ROCE_NAK_INVALID_REQ ? IBV_EVENT_QP_REQ_ERR :
 				 IBV_EVENT_QP_FATAL);
 }
 
 /* ---- the operations --------------------------------------------------------- */
 
 /* Place a SEND packet's payload into the current receive WQE. */
-static int place_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static int place_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	int ret;
@@ -179,7 +178,7 @@ static int place_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 }
 
 /* RC/UC SEND.  Returns false if the packet must not advance the PSN. */
-static bool do_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	int ret;
@@ -192,17 +191,17 @@ static bool do_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		}
 		qe->recv_off = 0;
 	} else if (!qe->recv_wqe_valid) {
-		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	ret = place_send(qp, pkt);
 	if (ret == -E2BIG) {
 		/* The message is longer than the receive buffer (IBTA 9.9.3.1.2). */
-		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR, pkt);
 		return false;
 	}
 	if (ret) {
-		resp_fatal(qp, pkt->psn, NAK_REMOTE_OP, IBV_WC_LOC_PROT_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_OP, IBV_WC_LOC_PROT_ERR, pkt);
 		return false;
 	}
 	if (pkt->last) {
@@ -212,7 +211,7 @@ static bool do_send(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	return true;
 }
 
-static bool do_write(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
@@ -230,14 +229,14 @@ static bool do_write(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 						 IBV_ACCESS_REMOTE_WRITE);
 		if (!qe->write_ptr && pkt->dma_len) {
 			uroce_mem_unlock(qp);
-			resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+			resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 			return false;
 		}
 	}
 	/* Payload beyond the RETH length, or a short last packet (IBTA 9.7.5.2.x). */
 	if (pkt->paylen > qe->write_left || (pkt->last && pkt->paylen != qe->write_left)) {
 		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	if (pkt->paylen)
@@ -257,7 +256,7 @@ static bool do_write(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 }
 
 /* Answer a READ request: responses carry its PSNs (IBTA 9.7.5.1.5). */
-static void do_read(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void do_read(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
@@ -268,7 +267,7 @@ static void do_read(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	src = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len, IBV_ACCESS_REMOTE_READ);
 	if (!src && pkt->dma_len) {
 		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -279,32 +278,32 @@ static void do_read(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 
 		if (last && !qe->read_dup)
 			qe->msn++;
-		send_aeth(qp, PK_READ_RESP, psn_add(pkt->psn, i),
-			  AETH_ACK | AETH_CREDITS_INVALID, &iov, len ? 1 : 0, first, last, 0);
+		send_aeth(qp, ROCE_K_READ_RESP, psn_add(pkt->psn, i),
+			  ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, &iov, len ? 1 : 0, first, last, 0);
 	}
 	uroce_mem_unlock(qp);
 }
 
-static void do_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void do_atomic(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct uroce_atomic_res *res;
 	uint64_t *target, orig;
 
 	if (pkt->va & 7) {
-		resp_fatal(qp, pkt->psn, NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return;
 	}
 	uroce_mem_lock(qp);
 	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_ATOMIC);
 	if (!target) {
 		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return;
 	}
 	/* Atomic with respect to every other access through this engine and
 	 * to the CPUs of this process (IBV_ATOMIC_HCA). */
-	if (pkt->kind == PK_CMP_SWAP) {
+	if (pkt->kind == ROCE_K_CMP_SWAP) {
 		orig = pkt->compare;
 		__atomic_compare_exchange_n(target, &orig, pkt->swap_add, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -318,30 +317,30 @@ static void do_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	res->orig = orig;
 	res->valid = true;
 	qe->msn++;
-	send_aeth(qp, PK_ATOMIC_ACK, pkt->psn, AETH_ACK | AETH_CREDITS_INVALID, NULL, 0,
+	send_aeth(qp, ROCE_K_ATOMIC_ACK, pkt->psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0,
 		  true, true, orig);
 }
 
 /* ---- duplicates (IBTA 9.7.5.1.1) -------------------------------------------- */
 
-static void duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
-	atomic_fetch_add(&cnt(qp)->duplicates, 1);
+	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
 	switch (pkt->kind) {
-	case PK_READ_REQ:
+	case ROCE_K_READ_REQ:
 		/* Re-execute: memory is read again (allowed by the spec). */
 		qe->read_dup = true;
 		do_read(qp, pkt);
 		qe->read_dup = false;
 		return;
-	case PK_CMP_SWAP:
-	case PK_FETCH_ADD:
+	case ROCE_K_CMP_SWAP:
+	case ROCE_K_FETCH_ADD:
 		for (int i = 0; i < UROCE_MAX_RD_ATOM; i++)
 			if (qe->atomic_res[i].valid && qe->atomic_res[i].psn == pkt->psn) {
-				send_aeth(qp, PK_ATOMIC_ACK, pkt->psn,
-					  AETH_ACK | AETH_CREDITS_INVALID, NULL, 0, true, true,
+				send_aeth(qp, ROCE_K_ATOMIC_ACK, pkt->psn,
+					  ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0, true, true,
 					  qe->atomic_res[i].orig);
 				return;
 			}
@@ -393,23 +392,23 @@ static void make_grh(const struct uroce_rx *rx, uint32_t paylen, uint8_t grh[40]
 	}
 }
 
-static void ud_recv(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struct uroce_rx *rx)
+static void ud_recv(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	uint8_t grh[40];
 	int ret;
 
-	if (pkt->kind != PK_SEND || !pkt->first || !pkt->last) {
-		atomic_fetch_add(&cnt(qp)->drop_other, 1);
+	if (pkt->kind != ROCE_K_SEND || !pkt->first || !pkt->last) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
 	/* IBTA 10.2.5 / C10-15: the Q_Key must match. */
 	if (pkt->qkey != qp->attr.qkey) {
-		atomic_fetch_add(&cnt(qp)->drop_qkey, 1);
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QKEY, 1);
 		return;
 	}
 	if (!take_rwqe(qp)) {
-		atomic_fetch_add(&cnt(qp)->drop_other, 1); /* UD: no receive WQE, dropped */
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_NO_RECV, 1); /* UD: dropped */
 		return;
 	}
 	if (40 + (uint64_t)pkt->paylen > qe->rwqe->length) {
@@ -429,24 +428,24 @@ static void ud_recv(struct uroce_qp *qp, const struct uroce_pkt *pkt, const stru
 
 /* ---- entry -------------------------------------------------------------------- */
 
-static bool kind_allowed(const struct uroce_qp *qp, const struct uroce_pkt *pkt)
+static bool kind_allowed(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	int acc = qp->attr.qp_access_flags;
 
 	switch (pkt->kind) {
-	case PK_WRITE:
+	case ROCE_K_WRITE:
 		return acc & IBV_ACCESS_REMOTE_WRITE;
-	case PK_READ_REQ:
+	case ROCE_K_READ_REQ:
 		return acc & IBV_ACCESS_REMOTE_READ;
-	case PK_CMP_SWAP:
-	case PK_FETCH_ADD:
+	case ROCE_K_CMP_SWAP:
+	case ROCE_K_FETCH_ADD:
 		return acc & IBV_ACCESS_REMOTE_ATOMIC;
 	default:
 		return true;
 	}
 }
 
-void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struct uroce_rx *rx)
+void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
@@ -455,7 +454,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 	/* The responder works from RTR on (IBTA 10.3.1). */
 	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
 	    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {
-		atomic_fetch_add(&cnt(qp)->drop_state, 1);
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_STATE, 1);
 		return;
 	}
 	/* IBTA 11.6.3.1: the first packet received in RTR establishes the
@@ -464,8 +463,8 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 		qe->comm_est_sent = true;
 		uroce_async_event(qp->ctx, IBV_EVENT_COMM_EST, (uintptr_t)&qp->vqp.qp);
 	}
-	if (pkt->qp_type != (int)type) {
-		atomic_fetch_add(&cnt(qp)->drop_other, 1);
+	if (pkt->transport != uroce_pkt_transport(type)) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
 	if (type == IBV_QPT_UD) {
@@ -479,7 +478,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 		if (d != 0) {
 			if (!pkt->first) {
 				qe->uc_drop = true;
-				atomic_fetch_add(&cnt(qp)->drop_other, 1);
+				uroce_count(eng_of(qp), UROCE_STAT_DROP_UC_PARTIAL, 1);
 				return;
 			}
 			qe->epsn = pkt->psn;
@@ -491,8 +490,8 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 			qe->epsn = psn_add(pkt->psn, 1);
 			return;
 		}
-		if ((pkt->kind == PK_SEND && do_send(qp, pkt)) ||
-		    (pkt->kind == PK_WRITE && kind_allowed(qp, pkt) && do_write(qp, pkt)))
+		if ((pkt->kind == ROCE_K_SEND && do_send(qp, pkt)) ||
+		    (pkt->kind == ROCE_K_WRITE && kind_allowed(qp, pkt) && do_write(qp, pkt)))
 			qe->epsn = psn_add(pkt->psn, 1);
 		else if (qp->state != IBV_QPS_ERR)
 			qe->uc_drop = !pkt->last;
@@ -507,7 +506,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
 		if (!qe->nak_sent) {
 			qe->nak_sent = true;
-			nak(qp, qe->epsn, NAK_PSN_SEQ);
+			nak(qp, qe->epsn, ROCE_NAK_PSN_SEQ);
 		}
 		return;
 	}
@@ -517,21 +516,21 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 	}
 	qe->nak_sent = false;
 	if (!kind_allowed(qp, pkt)) {
-		resp_fatal(qp, pkt->psn, NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return;
 	}
 	switch (pkt->kind) {
-	case PK_SEND:
+	case ROCE_K_SEND:
 		if (!do_send(qp, pkt))
 			return;
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
-	case PK_WRITE:
+	case ROCE_K_WRITE:
 		if (!do_write(qp, pkt))
 			return;
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
-	case PK_READ_REQ: {
+	case ROCE_K_READ_REQ: {
 		uint32_t mtu = qe->mtu ? qe->mtu : 1024;
 
 		do_read(qp, pkt);
@@ -539,8 +538,8 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, const struc
 			qe->epsn = psn_add(qe->epsn, pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1);
 		return;
 	}
-	case PK_CMP_SWAP:
-	case PK_FETCH_ADD:
+	case ROCE_K_CMP_SWAP:
+	case ROCE_K_FETCH_ADD:
 		do_atomic(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
 			qe->epsn = psn_add(qe->epsn, 1);

@@ -351,7 +351,7 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 				memcpy(rx.src_ip, h.src_ip, 16);
 				memcpy(rx.dst_ip, h.dst_ip, 16);
 				rx.forwarded = true;
-				atomic_fetch_add(&eng->cnt.forwarded_in, 1);
+				uroce_count(eng, UROCE_STAT_FORWARDED_IN, 1);
 			} else {
 				sockaddr_to_rx(&from[i], &rx);
 				rx.family = rs->family;

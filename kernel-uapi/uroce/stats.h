@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * uroce's per-device counters: the list (one place names them all, for
+ * the engine and for `uroce stat`) and the shared-memory layout through
+ * which a process publishes its counters to `uroce stat`.
+ */
+#ifndef UROCE_STATS_H
+#define UROCE_STATS_H
+
+#include <stdint.h>
+
+/* X(ENUM_SUFFIX, "name") -- names in the spirit of rxe's hw_counters. */
+#define UROCE_STAT_LIST(X)                                                     \
+	X(TX_PACKETS, "tx_packets")                                            \
+	X(TX_BYTES, "tx_bytes")                                                \
+	X(RX_PACKETS, "rx_packets")                                            \
+	X(RX_BYTES, "rx_bytes")                                                \
+	X(RETRANSMITS, "retransmissions")      /* go-back-N restarts */                                \
+	X(ACK_TIMEOUTS, "ack_timeouts")                                        \
+	X(RETRY_EXCEEDED, "retry_exceeded")                                    \
+	X(RNR_RETRY_EXCEEDED, "rnr_retry_exceeded")                            \
+	X(RNR_NAKS_RX, "rnr_naks_received")                                    \
+	X(NAKS_RX_SEQ, "naks_received_psn_sequence")                           \
+	X(NAKS_RX_INV_REQ, "naks_received_invalid_request")                    \
+	X(NAKS_RX_ACCESS, "naks_received_remote_access")                       \
+	X(NAKS_RX_OP, "naks_received_remote_operation")                        \
+	X(NAKS_RX_INV_RD, "naks_received_invalid_rd_request")                  \
+	X(RNR_NAKS_TX, "rnr_naks_sent")                                        \
+	X(NAKS_TX_SEQ, "naks_sent_psn_sequence")                               \
+	X(NAKS_TX_INV_REQ, "naks_sent_invalid_request")                        \
+	X(NAKS_TX_ACCESS, "naks_sent_remote_access")                           \
+	X(NAKS_TX_OP, "naks_sent_remote_operation")                            \
+	X(NAKS_TX_INV_RD, "naks_sent_invalid_rd_request")                      \
+	X(DUPLICATES, "duplicate_requests")                                    \
+	X(OUT_OF_SEQUENCE, "out_of_sequence")                                  \
+	X(FORWARDED_OUT, "forwarded_out")                                      \
+	X(FORWARDED_IN, "forwarded_in")                                        \
+	/* drops: the wire module's reasons first, in enum roce_reason order */ \
+	X(DROP_TRUNCATED, "drop_truncated")                                    \
+	X(DROP_LENGTH, "drop_bad_length")                                      \
+	X(DROP_ETHERTYPE, "drop_bad_ethertype")                                \
+	X(DROP_IP, "drop_bad_ip_header")                                       \
+	X(DROP_PORT, "drop_bad_udp_port")                                      \
+	X(DROP_TVER, "drop_bad_tver")                                          \
+	X(DROP_OPCODE, "drop_bad_opcode")                                      \
+	X(DROP_PAD, "drop_bad_pad")                                            \
+	X(DROP_PAYLOAD, "drop_bad_payload")                                    \
+	X(DROP_ICRC, "drop_bad_icrc")                                          \
+	X(DROP_NO_QP, "drop_unknown_qp")                                       \
+	X(DROP_QP_STATE, "drop_qp_state")                                      \
+	X(DROP_QP_TYPE, "drop_opcode_for_other_qp_type")                       \
+	X(DROP_PKEY, "drop_bad_pkey")                                          \
+	X(DROP_QKEY, "drop_bad_qkey")                                          \
+	X(DROP_NO_RECV, "drop_ud_no_receive")                                  \
+	X(DROP_UC_PARTIAL, "drop_uc_partial_message")                          \
+	X(DROP_STALE, "drop_stale_response")                                   \
+	X(DROP_OTHER, "drop_other")
+
+enum uroce_stat {
+#define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,
+	UROCE_STAT_LIST(UROCE_STAT_ENUM)
+#undef UROCE_STAT_ENUM
+	UROCE_STAT_COUNT
+};
+
+/* A process's published counters for one device: a file of this layout
+ * (see docs/stats.md for where it lives).  Counters are written with
+ * relaxed atomic adds and read without locks. */
+#define UROCE_STATS_MAGIC 0x75726f63u /* "uroc" */
+#define UROCE_STATS_VERSION 1
+struct uroce_stats_shm {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t ncounters;       /* UROCE_STAT_COUNT of the writer */
+	int32_t pid;
+	uint64_t starttime;       /* of PID, from /proc/PID/stat: tells reuse of a PID */
+	char device[64];
+	uint64_t counters[UROCE_STAT_COUNT];
+};
+
+#endif

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The invariant CRC of RoCEv2 (IBTA Annex A17.3.3).  It is the CRC-32 of
+ * the Ethernet FCS (reflected, init and final xor ~0) over:
+ *   8 bytes of 0xff standing in for the IB LRH,
+ *   the IP header with the fields routers change set to all ones
+ *     (IPv4: TOS, TTL, header checksum; IPv6: traffic class, flow label,
+ *     hop limit),
+ *   the UDP header with its checksum set to all ones,
+ *   the BTH with byte 4 (FECN, BECN, reserved) set to all ones,
+ *   everything after the BTH up to the ICRC (headers, payload, pad).
+ * The CRC is ISA-L's crc32_gzip_refl, which uses PCLMULQDQ (x86) or the
+ * ARMv8 CRC/PMULL instructions where the CPU has them and tables otherwise.
+ *
+ * A UDP socket does not reveal the IPv4 header's ID and DF bits, which the
+ * ICRC covers.  uroce's own peers send ID 0 with DF (what Linux does for an
+ * unconnected socket with IP_PMTUDISC_DO), so that is tried first.  Other
+ * senders (rxe increments the ID) are checked by solving for those bits:
+ * the CRC is affine over GF(2), so the 17 unknown bits change the result
+ * by a linear map, and zlib's crc32_combine_op moves a change through the
+ * bytes that follow it.  A CRC-32 detects every error within 32 bits, so
+ * the map is injective and the solution, if any, is unique; the price is
+ * that 17 of the 32 bits no longer check random corruption (a 2^-15 chance
+ * to miss it, against 2^-32 when the ID is known).
+ */
+#include <endian.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <isa-l/crc.h>
+#include <zlib.h>
+
+#include "wire.h"
+
+static uint32_t crc(uint32_t c, const void *p, uint64_t n)
+{
+	return crc32_gzip_refl(c, (const unsigned char *)p, n);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, 2);
+}
+
+/* The masked pseudo LRH, IP and UDP headers: returns the CRC so far. */
+static uint32_t crc_outer(const struct roce_net *net, uint16_t ip_id, bool df, uint32_t udplen)
+{
+	static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t h[40 + 8];
+	uint32_t n;
+
+	if (net->family == AF_INET6) {
+		memset(h, 0xff, 4); /* version, traffic class, flow label */
+		h[0] = 0x6f;
+		put16(h + 4, udplen);
+		h[6] = ROCE_IPPROTO_UDP;
+		h[7] = 0xff;
+		memcpy(h + 8, net->src, 16);
+		memcpy(h + 24, net->dst, 16);
+		n = 40;
+	} else {
+		h[0] = 0x45;
+		h[1] = 0xff;
+		put16(h + 2, 20 + udplen);
+		put16(h + 4, ip_id);
+		put16(h + 6, df ? 0x4000 : 0);
+		h[8] = 0xff;
+		h[9] = ROCE_IPPROTO_UDP;
+		h[10] = h[11] = 0xff;
+		memcpy(h + 12, net->src + 12, 4);
+		memcpy(h + 16, net->dst + 12, 4);
+		n = 20;
+	}
+	put16(h + n, net->sport);
+	put16(h + n + 2, net->dport);
+	put16(h + n + 4, udplen);
+	h[n + 6] = h[n + 7] = 0xff;
+	return crc(crc(0, lrh, 8), h, n + 8);
+}
+
+/* The BTH with its variant byte masked, then the rest of HDR. */
+static uint32_t crc_headers(uint32_t c, const uint8_t *hdr, uint32_t hdrlen)
+{
+	uint8_t bth[sizeof(struct roce_bth)];
+
+	memcpy(bth, hdr, sizeof(bth));
+	bth[4] = 0xff;
+	c = crc(c, bth, sizeof(bth));
+	return crc(c, hdr + sizeof(bth), hdrlen - sizeof(bth));
+}
+
+uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrlen,
+		   const struct iovec *payload, int n, uint32_t padlen)
+{
+	static const uint8_t zero[4];
+	uint32_t paylen = 0, c;
+
+	for (int i = 0; i < n; i++)
+		paylen += payload[i].iov_len;
+	c = crc_outer(net, net->ip_id, net->df,
+		      sizeof(struct roce_udp) + hdrlen + paylen + padlen + ROCE_ICRC_LEN);
+	c = crc_headers(c, hdr, hdrlen);
+	for (int i = 0; i < n; i++)
+		c = crc(c, payload[i].iov_base, payload[i].iov_len);
+	return crc(c, zero, padlen & 3);
+}
+
+/* The CRC of BUF[LEN] (BTH ... before the ICRC) with ID and DF. */
+static uint32_t crc_packet(const struct roce_net *net, uint16_t id, bool df, const uint8_t *buf,
+			   uint32_t len)
+{
+	uint32_t c = crc_outer(net, id, df, sizeof(struct roce_udp) + len + ROCE_ICRC_LEN);
+
+	return crc(crc_headers(c, buf, sizeof(struct roce_bth)), buf + sizeof(struct roce_bth),
+		   len - sizeof(struct roce_bth));
+}
+
+/* The change in the final CRC when a 2-byte field changes by V: the raw
+ * register difference of the two bytes, moved by OP through the bytes
+ * that follow the field. */
+static uint32_t field_delta(uint16_t v, uLong op)
+{
+	static const uint8_t zero[2];
+	uint8_t b[2];
+
+	put16(b, v);
+	return crc32_combine_op(crc(0, b, 2) ^ crc(0, zero, 2), 0, op);
+}
+
+enum { ID_BITS = 16, UNKNOWNS = ID_BITS + 1 };
+
+/* Solve D = sum of x_k * F[k] over GF(2); the x bits, or -1. */
+static long solve(const uint32_t f[UNKNOWNS], uint32_t d)
+{
+	uint32_t vec[UNKNOWNS], comb[UNKNOWNS], pivot[UNKNOWNS];
+	int rank = 0;
+
+	for (int k = 0; k < UNKNOWNS; k++) {
+		uint32_t v = f[k], c = 1u << k;
+
+		for (int i = 0; i < rank; i++)
+			if (v & pivot[i]) {
+				v ^= vec[i];
+				c ^= comb[i];
+			}
+		if (!v)
+			continue;
+		pivot[rank] = v & -v;
+		vec[rank] = v;
+		comb[rank++] = c;
+	}
+	uint32_t x = 0;
+	for (int i = 0; i < rank; i++)
+		if (d & pivot[i]) {
+			d ^= vec[i];
+			x ^= comb[i];
+		}
+	return d ? -1 : (long)x;
+}
+
+int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len)
+{
+	uint32_t want, got, f[UNKNOWNS], covered;
+	bool unknown = net->family != AF_INET6 && net->id_unknown;
+	long x;
+
+	if (len < sizeof(struct roce_bth) + ROCE_ICRC_LEN)
+		return ROCE_E_ICRC;
+	len -= ROCE_ICRC_LEN;
+	memcpy(&want, buf + len, 4);
+	want = le32toh(want);
+	got = crc_packet(net, unknown ? 0 : net->ip_id, unknown ? true : net->df, buf, len);
+	if (got == want) {
+		if (unknown) {
+			net->ip_id = 0;
+			net->df = true;
+			net->id_unknown = false;
+		}
+		return ROCE_OK;
+	}
+	if (!unknown)
+		return ROCE_E_ICRC;
+	/* Bytes covered after the IP ID (offset 4 of the IP header, after the
+	 * 8-byte pseudo LRH) and after the flags/fragment field (offset 6). */
+	covered = 8 + 20 + sizeof(struct roce_udp) + len;
+	uLong op_id = crc32_combine_gen(covered - 8 - 6);
+	uLong op_df = crc32_combine_gen(covered - 8 - 8);
+	for (int k = 0; k < ID_BITS; k++)
+		f[k] = field_delta(1u << k, op_id);
+	f[ID_BITS] = field_delta(0x4000, op_df);
+	x = solve(f, got ^ want);
+	if (x < 0)
+		return ROCE_E_ICRC;
+	net->ip_id = x & 0xffff;
+	net->df = !(x >> ID_BITS & 1);
+	net->id_unknown = false;
+	return ROCE_OK;
+}
