@@ -7,6 +7,7 @@
 #ifndef UROCE_STATS_H
 #define UROCE_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* X(ENUM_SUFFIX, "name") -- names in the spirit of rxe's hw_counters. */
@@ -16,6 +17,7 @@
 	X(RX_PACKETS, "rx_packets")                                            \
 	X(RX_BYTES, "rx_bytes")                                                \
 	X(RETRANSMITS, "retransmissions")      /* go-back-N restarts */                                \
+	X(TAIL_PROBES, "tail_loss_probes")                                     \
 	X(ACK_TIMEOUTS, "ack_timeouts")                                        \
 	X(RETRY_EXCEEDED, "retry_exceeded")                                    \
 	X(RNR_RETRY_EXCEEDED, "rnr_retry_exceeded")                            \
@@ -63,11 +65,17 @@ enum uroce_stat {
 	UROCE_STAT_COUNT
 };
 
-/* A process's published counters for one device: a file of this layout
- * (see docs/stats.md for where it lives).  Counters are written with
- * relaxed atomic adds and read without locks. */
+/* A process's published counters for one device: a file of this layout,
+ * $UROCE_RUNDIR/ns-<cookie>/stats/<DEV>/<PID>[.<N>], mapped shared by its
+ * writer (see docs/stats.md).  Counters are written with relaxed atomic
+ * adds and read without locks.  The device's "retired" file in the same
+ * directory has the same layout (pid 0): the sum over the processes that
+ * have gone, updated under flock(LOCK_EX) on it.  Readers index counters
+ * by position: bump UROCE_STATS_VERSION when UROCE_STAT_LIST changes
+ * other than by appending. */
 #define UROCE_STATS_MAGIC 0x75726f63u /* "uroc" */
 #define UROCE_STATS_VERSION 1
+#define UROCE_STATS_RETIRED "retired"
 struct uroce_stats_shm {
 	uint32_t magic;
 	uint32_t version;
@@ -77,5 +85,21 @@ struct uroce_stats_shm {
 	char device[64];
 	uint64_t counters[UROCE_STAT_COUNT];
 };
+
+/*
+ * The records' files, shared by the provider and the uroce command
+ * (providers/uroce/stats.c).  Functions return 0 or -errno.
+ */
+/* The device's record directory: NSDIR/stats/DEV. */
+int uroce_stats_dir(char *buf, size_t len, const char *nsdir, const char *dev);
+/* Create it, writable by every user of the device (mode 01777, as /tmp). */
+int uroce_stats_mkdir(const char *nsdir, const char *dev);
+/* Sum the retired record and every process record of DIR into TOTAL,
+ * consistently (under the retired file's lock).  Records of dead processes
+ * are folded into the retired record and removed where the caller may.
+ * With EACH, it is called for every live process's record. */
+int uroce_stats_collect(const char *dir, uint64_t total[UROCE_STAT_COUNT],
+			void (*each)(const struct uroce_stats_shm *rec, void *arg),
+			void *arg);
 
 #endif

@@ -66,6 +66,7 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 	}
 	if (psn_diff(psn_add(a, 1), qe->una_psn) > 0) {
 		qe->una_psn = psn_add(a, 1);
+		uroce_req_acked(qp, a);
 		progress = true;
 	}
 	if (progress)

@@ -122,6 +122,12 @@ struct uroce_qp_eng {
 	uint8_t retry_left, rnr_left;
 	uint64_t deadline_ns;        /* retransmit timer, 0 = off */
 	uint64_t rnr_until_ns;       /* RNR wait, 0 = none */
+	uint64_t probe_ns;           /* tail-loss probe, 0 = off */
+	uint8_t probes;              /* sent since the last forward progress */
+	bool probe_ackreq;           /* the next packet is a probe: AckReq it */
+	uint64_t srtt_ns;            /* smoothed ACK round trip, 0 = unknown */
+	uint32_t rtt_psn;            /* the AckReq packet being timed */
+	uint64_t rtt_sent_ns;        /* when it left, 0 = none being timed */
 	bool draining;               /* SQD */
 	bool drained_sent;           /* SQ_DRAINED reported */
 	bool comm_est_sent;          /* COMM_EST reported */
@@ -205,6 +211,7 @@ void uroce_req_reset(struct uroce_qp *qp);
 void uroce_req_timer(struct uroce_qp *qp, uint64_t now);
 /* (Re)start the retransmit timer if packets are outstanding, else stop it. */
 void uroce_req_restart_timer(struct uroce_qp *qp);
+void uroce_req_acked(struct uroce_qp *qp, uint32_t psn);
 /* Rewind the send queue to resend from PSN (go-back-N). */
 void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
 
