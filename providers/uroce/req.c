@@ -50,13 +50,14 @@ static uint32_t unacked(const struct uroce_qp_eng *qe)
  * which the responder stays silent until the expected PSN comes, IBTA
  * 9.7.5.1.2), only the local ACK timeout helps: 67 ms at perftest's
  * timeout 14, which at a few percent loss dominates everything.  So when
- * nothing has been acknowledged for a few round trips (at least the
- * progress thread's 1 ms tick), the requester goes back to the oldest
+ * nothing has been acknowledged for a few round trips (at least 4 ms, a
+ * scheduler tick: on a busy host the peer may simply not have run yet),
+ * the requester goes back to the oldest
  * unacknowledged PSN early, as a timeout would, but without using up
  * retry_cnt: the ACK timeout still runs and alone decides that retries
  * are exhausted.  At most PROBES_MAX early resends per forward progress.
  */
-enum { PROBES_MAX = 2, PROBE_MIN_NS = 1000000 };
+enum { PROBES_MAX = 2, PROBE_MIN_NS = 4000000 };
 
 static uint64_t probe_delay_ns(const struct uroce_qp_eng *qe)
 {
