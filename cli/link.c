@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <sys/file.h>
 
+#include <uroce/stats.h>
+
 #include "cli.h"
 #include "registry.h"
 
@@ -39,6 +41,13 @@ static int sync_tree(const char *nsdir)
 	ret = uroce_tree_sync(sysroot, recs, n);
 	free(recs);
 	return ret;
+}
+
+static int stats_dir_remove(const char *nsdir, const char *name)
+{
+	char dir[PATH_MAX];
+
+	return uroce_stats_dir(dir, sizeof(dir), nsdir, name) ?: uroce_rmtree(dir);
 }
 
 static int need_root(const char *what)
@@ -108,6 +117,10 @@ static int link_add(int argc, char **argv)
 	ret = uroce_reg_save(nsdir, &rec);
 	if (!ret)
 		ret = sync_tree(nsdir);
+	/* A fresh device counts from zero; its users publish counters in its
+	 * stats directory (docs/stats.md). */
+	if (!ret && !stats_dir_remove(nsdir, name))
+		uroce_stats_mkdir(nsdir, name);
 	if (ret) {
 		uroce_reg_remove(nsdir, name);
 		uroce_cdev_remove(rec.uverbs);
@@ -152,6 +165,7 @@ static int link_del(int argc, char **argv)
 		uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.netdev);
 		unlink(qpn_file);
 	}
+	stats_dir_remove(nsdir, rec.name);
 	ret = uroce_cdev_remove(rec.uverbs);
 	sync_tree(nsdir);
 	close(lockfd);

@@ -24,6 +24,7 @@ static void usage(FILE *f)
 	fputs("Usage: uroce link add NAME netdev IFACE [transport udp|xdp]\n"
 	      "       uroce link del NAME\n"
 	      "       uroce link [show [NAME]]\n"
+	      "       uroce stat [-a] [-p] [-j] [NAME]\n"
 	      "       uroce run [--] CMD [ARGS...]\n"
 	      "       uroce version\n"
 	      "\n"
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "link"))
 		return cmd_link(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stat") || !strcmp(argv[1], "statistic"))
+		return cmd_stat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
