@@ -232,10 +232,15 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	}
 	case IBV_WR_RDMA_READ: {
 		/* One READ request per chunk, so that the responses of a huge
-		 * read never flood the receive socket at once. */
+		 * read never flood the receive socket at once.  Chunks keep
+		 * fixed boundaries: a READ resent from a lost response ends
+		 * where the original request ended, so the responder, which
+		 * re-executes it as a duplicate (IBTA 9.7.5.1.1), never sends
+		 * responses past the PSNs it has accepted. */
 		uint64_t off = qe->cur_off;
 		uint64_t chunk = (uint64_t)UROCE_READ_CHUNK_PKTS * mtu;
-		uint64_t len = w->length - off > chunk ? chunk : w->length - off;
+		uint64_t to_boundary = chunk - off % chunk;
+		uint64_t len = w->length - off > to_boundary ? to_boundary : w->length - off;
 
 		p.kind = ROCE_K_READ_REQ;
 		p.opcode = uroce_pkt_opcode(type, p.kind, true, true, false, false);
