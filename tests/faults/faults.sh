@@ -1,0 +1,176 @@
+#!/bin/bash
+# verbs_verify (every opcode of RC/UC/UD, every byte and atomic result
+# checked) between two namespaces joined by tests/faults/impair's wire,
+# under loss, duplication, corruption, reordering and all of them at once;
+# perftest's bandwidth tests under 5% loss.  Faults hit RC packets only
+# (`rc-only`): UC and UD are unreliable by design and verbs_verify expects
+# every UC/UD message to arrive.  NAKs that end a connection are spared
+# (`spare-naks`): verbs_verify checks their statuses, and a lost one ends,
+# by design, in RETRY_EXC_ERR (see impair).  Each fault must have hit packets (the
+# wire's counters prove it), and every corrupted packet must have been
+# caught by uroce's ICRC check (UROCE_STATS's drop_bad_icrc).
+#
+# FAULTS_ITERS scales verbs_verify's iterations (default 3); FAULTS_ONLY
+# runs the named cases only (e.g. FAULTS_ONLY="loss5 corrupt1").
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+need_root
+: "${VERBS_VERIFY:?}"
+[ -x "${IMPAIR_REORDER:-}" ] ||
+	fail "tests/faults/reorder was not built (install libnetfilter-queue-dev and reconfigure)"
+command -v nft >/dev/null || skip "needs nft (apt-get install nftables)"
+IMPAIR=$(cd "$(dirname "$0")" && pwd)/impair
+export IMPAIR_REORDER
+use_private_registry
+
+ID=uroF$(uniq_id)
+on_exit "'$IMPAIR' down $ID"
+wire=$("$IMPAIR" up $ID) || fail "impair up"
+echo "$wire"
+eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
+add_dev fa $IF_A $A
+add_dev fb $IF_B $B
+GID_A=$(gid_of $A fa $ADDR_A)
+GID_B=$(gid_of $B fb $ADDR_B)
+[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+
+scale=${FAULTS_ITERS:-3}
+iters() { awk -v n="$1" -v s="$scale" 'BEGIN { n = int(n * s + 0.5); print n < 1 ? 1 : n }'; }
+counter() { sed -n "s/^$1 \([0-9]*\)$/\1/p" <<<"$2" | head -1; }
+reorder_field() { sed -n "s/^reorder [a-z]*:.* $1 \([0-9]*\).*/\1/p" <<<"$2" | tail -1; }
+stat_sum() { # stat_sum NAME FILES...: sum of UROCE_STATS's NAME=N
+	local name=$1
+	shift
+	cat "$@" | grep -o " $name=[0-9]*" | awk -F= '{s += $2} END {print s + 0}'
+}
+
+# Counters of both devices summed (uroce stat: over every process that
+# used the device), as "name value" lines; empty if the CLI has no stat.
+dev_stats() {
+	{ ip netns exec $A "$UROCE" stat -a fa 2>/dev/null || true
+	  ip netns exec $B "$UROCE" stat -a fb 2>/dev/null || true; } |
+		awk 'NF == 2 && $2 ~ /^[0-9]+$/ {s[$1] += $2} END {for (k in s) print k, s[k]}'
+}
+stat_delta() { # stat_delta NAME BEFORE AFTER
+	local b a
+	b=$(sed -n "s/^$1 //p" <<<"$2")
+	a=$(sed -n "s/^$1 //p" <<<"$3")
+	[ -z "$a" ] || echo $((a - ${b:-0}))
+}
+
+declare -A summary
+failed=()
+# A case's failure is recorded and the next case runs; the test fails at the end.
+cfail() { echo "FAIL: $*" >&2; failed+=("$*"); }
+# verify NAME ITERS FAULT ARGS...: verbs_verify server in A, client in B.
+verify() {
+	local name=$1 n
+	n=$(iters "$2")
+	shift 2
+	local log=$(mktemp /tmp/uroce-faults.XXXXXX) rc=0 port=$((PAIR_PORT++)) seed=$RANDOM t0=$SECONDS
+	on_exit "rm -f '$log' '$log.c'"
+	local before after
+	before=$(dev_stats)
+	"$IMPAIR" set $ID rc-only spare-naks "$@" >/dev/null ||
+		fail "$name: impair set $ID rc-only spare-naks $*"
+	UROCE_STATS=1 ip netns exec $A timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
+		-d fa -g $GID_A -p $port -n $n -s $seed >"$log" 2>&1 &
+	local spid=$!
+	UROCE_STATS=1 ip netns exec $B timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
+		-d fb -g $GID_B -p $port -n $n -s $seed $ADDR_A >"$log.c" 2>&1 || rc=$?
+	wait $spid || rc=$((rc ? rc : $?))
+	local secs=$((SECONDS - t0)) counters
+	counters=$("$IMPAIR" clear $ID) || fail "$name: impair clear $ID"
+	after=$(dev_stats)
+	echo "== $name: $* ($n iterations, seed $seed, ${secs}s, exit $rc)"
+	echo "$counters" | sed 's/^/   wire: /'
+	local k d line=""
+	for k in retransmissions ack_timeouts naks_sent_psn_sequence duplicate_requests \
+		 drop_bad_icrc drop_stale_response retry_exceeded; do
+		d=$(stat_delta $k "$before" "$after")
+		[ -z "$d" ] || line+=" $k=$d"
+	done
+	[ -z "$line" ] || echo "   uroce stat:$line"
+	grep -h '^uroce\[' "$log" "$log.c" | sed 's/^/   /' || true
+	if [ $rc -ne 0 ]; then
+		echo "--- server (in $A)"; cat "$log"
+		echo "--- client (in $B)"; cat "$log.c"
+		cfail "$name: verbs_verify under '$*' (exit $rc, seed $seed, -n $n)"
+		summary[$name]="FAIL ${secs}s seed=$seed"
+		return 0
+	fi
+	local seen dropped duplicated corrupted reordered icrc
+	seen=$(counter seen "$counters")
+	dropped=$(counter dropped "$counters")
+	duplicated=$(counter duplicated "$counters")
+	corrupted=$(counter corrupted "$counters")
+	reordered=$(reorder_field reordered "$counters")
+	local bad=${#failed[@]}
+	[ "${seen:-0}" -gt 0 ] || cfail "$name: the wire saw no RoCE packets"
+	case " $* " in *" loss "*) [ "${dropped:-0}" -gt 0 ] || cfail "$name: loss dropped no packet" ;; esac
+	case " $* " in *" dup "*) [ "${duplicated:-0}" -gt 0 ] || cfail "$name: dup duplicated no packet" ;; esac
+	case " $* " in *" reorder "*) [ "${reordered:-0}" -gt 0 ] || cfail "$name: reorder reordered no packet" ;; esac
+	case " $* " in *" corrupt "*)
+		[ "${corrupted:-0}" -gt 0 ] || cfail "$name: corrupt corrupted no packet"
+		# Every corrupted packet reaches uroce (UDP checksum zeroed) and
+		# must fail its ICRC check; none may be taken as good.  The
+		# counters come from `uroce stat` or else from UROCE_STATS=1
+		# (printed when a process closes its device); without either,
+		# verbs_verify's byte checks still judge.
+		icrc=$(stat_delta drop_bad_icrc "$before" "$after")
+		if [ -z "$icrc" ] && grep -q ' drop_bad_icrc=\|^uroce\[' "$log" "$log.c"; then
+			icrc=$(stat_sum drop_bad_icrc "$log" "$log.c")
+		fi
+		if [ -n "$icrc" ]; then
+			echo "   corrupted on the wire: $corrupted, dropped by uroce's ICRC check: $icrc"
+			[ "$icrc" -ge "$corrupted" ] ||
+				cfail "$name: $corrupted packets corrupted but only $icrc dropped for a bad ICRC (seed $seed)"
+		else
+			echo "   corrupted on the wire: $corrupted (no uroce stat / UROCE_STATS counters: ICRC drops not counted)"
+		fi
+		;;
+	esac
+	if [ ${#failed[@]} -gt $bad ]; then
+		summary[$name]="FAIL ${secs}s seed=$seed"
+		return 0
+	fi
+	pass "$name: verbs_verify under $* (seen $seen dropped ${dropped:-0} duplicated ${duplicated:-0} corrupted ${corrupted:-0} reordered ${reordered:-0}; ${secs}s)"
+	summary[$name]="${secs}s seen=$seen dropped=${dropped:-0} dup=${duplicated:-0} corrupt=${corrupted:-0} reordered=${reordered:-0}"
+}
+
+want() { [ -z "${FAULTS_ONLY:-}" ] || [[ " $FAULTS_ONLY " == *" $1 "* ]]; }
+
+want clean && verify clean 10
+want loss1 && verify loss1 20 loss 1
+want loss5 && verify loss5 15 loss 5
+want loss20 && verify loss20 6 loss 20
+want reorder25 && verify reorder25 15 reorder 25
+want dup5 && verify dup5 15 dup 5
+want corrupt1 && verify corrupt1 15 corrupt 1
+want all && verify all 10 loss 5 dup 5 reorder 25 corrupt 1
+
+# perftest under 5% loss (RC, 64 KiB messages).
+if want perftest; then
+	PAIR_TIMEOUT=60
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		"$IMPAIR" set $ID loss 5 >/dev/null || fail "impair set $ID loss 5"
+		t0=$SECONDS
+		# pair() fails the test: run it in a subshell (with its own
+		# cleanups) to go on with the next
+		if (_cleanups=(); trap _run_cleanups EXIT; pair "$t/loss5" $A fa $GID_A $B fb $GID_B $ADDR_A -- $t -F -s 65536 -n 200); then
+			res=ok
+		else
+			res=FAIL
+			cfail "$t/loss5: $t -F -s 65536 -n 200 under 5% loss"
+		fi
+		counters=$("$IMPAIR" clear $ID) || fail "impair clear $ID"
+		dropped=$(counter dropped "$counters")
+		echo "   wire: $(tr '\n' ' ' <<<"$counters")"
+		[ "${dropped:-0}" -gt 0 ] || cfail "$t/loss5: loss dropped no packet"
+		summary[$t/loss5]="$res $((SECONDS - t0))s dropped=$dropped"
+	done
+fi
+
+echo "== summary"
+for k in "${!summary[@]}"; do echo "   $k: ${summary[$k]}"; done | sort
+[ ${#failed[@]} -eq 0 ] || fail "${#failed[@]} failure(s): $(printf '%s; ' "${failed[@]}")"

@@ -1,0 +1,55 @@
+#!/bin/bash
+# RC's timers against a dead peer and a receiver that is not ready
+# (tests/faults/rc_faults.c), between two namespaces joined by
+# tests/faults/impair's wire with no faults set:
+#   dead/wire  the wire's port to the server goes down once connected
+#   dead/link  the server's own link goes down once connected
+#   rnr        RNR NAKs retried for ever (rnr_retry 7) and given up (2)
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+need_root
+: "${RC_FAULTS:?}"
+IMPAIR=$(cd "$(dirname "$0")" && pwd)/impair
+use_private_registry
+
+ID=uroR$(uniq_id)
+on_exit "'$IMPAIR' down $ID"
+wire=$("$IMPAIR" up $ID) || fail "impair up"
+echo "$wire"
+eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
+add_dev ra $IF_A $A
+add_dev rb $IF_B $B
+GID_A=$(gid_of $A ra $ADDR_A)
+GID_B=$(gid_of $B rb $ADDR_B)
+[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+
+# run NAME TEST [CLIENT ARGS...]: server in B, client in A; CUT_UP restores
+# what the client's command cut.
+run() {
+	local name=$1 test=$2 log=$(mktemp /tmp/uroce-rcf.XXXXXX) rc=0 port=$((PAIR_PORT++))
+	shift 2
+	on_exit "rm -f '$log' '$log.c'"
+	ip netns exec $B timeout 90 "$UROCE" run "$RC_FAULTS" -t $test -d rb -g $GID_B -p $port \
+		>"$log" 2>&1 &
+	local spid=$!
+	ip netns exec $A timeout 90 "$UROCE" run "$RC_FAULTS" -t $test -d ra -g $GID_A -p $port \
+		"$@" $ADDR_B >"$log.c" 2>&1 || rc=$?
+	[ -z "${CUT_UP:-}" ] || eval "$CUT_UP"
+	wait $spid || rc=$((rc ? rc : $?))
+	echo "--- $name: client (in $A)"; cat "$log.c"
+	echo "--- $name: server (in $B)"; cat "$log"
+	[ $rc -eq 0 ] || fail "$name (exit $rc)"
+	pass "$name"
+}
+
+CUT_UP="ip -n $W link set wb up" \
+	run dead/wire dead -x "ip -n $W link set wb down"
+sleep 1
+CUT_UP="ip -n $B link set $IF_B up" \
+	run dead/link dead -x "ip -n $B link set $IF_B down"
+# the server's port must be ACTIVE again before the next test
+for i in $(seq 50); do
+	ip netns exec $B "$UROCE" run ibv_devinfo -d rb 2>/dev/null | grep -q PORT_ACTIVE && break
+	sleep 0.1
+done
+run rnr rnr
