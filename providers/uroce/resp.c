@@ -504,6 +504,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 			fprintf(stderr, "uroce: QP %u out of sequence: psn %u epsn %u nak_sent %d\n",
 				qp->vqp.qp.qp_num, pkt->psn, qe->epsn, qe->nak_sent);
 		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
+		uroce_count(eng_of(qp), UROCE_STAT_OUT_OF_SEQUENCE, 1);
 		if (!qe->nak_sent) {
 			qe->nak_sent = true;
 			nak(qp, qe->epsn, ROCE_NAK_PSN_SEQ);
