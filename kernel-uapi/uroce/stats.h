@@ -56,6 +56,7 @@
 	X(DROP_NO_RECV, "drop_ud_no_receive")                                  \
 	X(DROP_UC_PARTIAL, "drop_uc_partial_message")                          \
 	X(DROP_STALE, "drop_stale_response")                                   \
+	X(DROP_BAD_DUPLICATE, "drop_invalid_duplicate")                        \
 	X(DROP_OTHER, "drop_other")
 
 enum uroce_stat {

@@ -329,12 +329,33 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
 	switch (pkt->kind) {
-	case ROCE_K_READ_REQ:
+	case ROCE_K_READ_REQ: {
+		uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+		uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+
+		/* A resent READ lies within requests already accepted: its
+		 * responses end before EPSN.  Anything else, or one that fails
+		 * its access checks, is no resend of ours: dropped, never
+		 * fatal, so that a stray or forged old packet cannot break the
+		 * connection (as rxe drops duplicates it has no record of). */
+		bool ok = psn_diff(psn_add(pkt->psn, n - 1), qe->epsn) < 0;
+
+		if (ok && pkt->dma_len) {
+			uroce_mem_lock(qp);
+			ok = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len,
+					      IBV_ACCESS_REMOTE_READ) != NULL;
+			uroce_mem_unlock(qp);
+		}
+		if (!ok) {
+			uroce_count(eng_of(qp), UROCE_STAT_DROP_BAD_DUPLICATE, 1);
+			return;
+		}
 		/* Re-execute: memory is read again (allowed by the spec). */
 		qe->read_dup = true;
 		do_read(qp, pkt);
 		qe->read_dup = false;
 		return;
+	}
 	case ROCE_K_CMP_SWAP:
 	case ROCE_K_FETCH_ADD:
 		for (int i = 0; i < UROCE_MAX_RD_ATOM; i++)
