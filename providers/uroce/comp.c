@@ -249,6 +249,14 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
+	/* A NAK names a PSN the responder is waiting for: one we sent and is
+	 * not yet acknowledged.  Any other is stale or forged; acting on it
+	 * would fail or stall a healthy QP. */
+	if (pkt->kind == ROCE_K_ACK && (pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
+	    (psn_diff(pkt->psn, qe->una_psn) < 0 || qp->sq.cons == qp->sq.prod)) {
+		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
+		return;
+	}
 	switch (pkt->kind) {
 	case ROCE_K_ACK:
 		if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
