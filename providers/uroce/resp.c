@@ -537,6 +537,12 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		return;
 	}
 	qe->nak_sent = false;
+	/* A packet larger than the path MTU is a length error (IBTA 9.7.5.2.3:
+	 * NAK Invalid Request), whoever sent it. */
+	if (pkt->paylen > (qe->mtu ? qe->mtu : 4096)) {
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return;
+	}
 	if (!kind_allowed(qp, pkt)) {
 		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return;
