@@ -39,40 +39,10 @@ static _Atomic uint32_t *ports(const struct uroce_qpn_table *t)
 	return (_Atomic uint32_t *)&t->sh->owner[t->sh->nslots];
 }
 
-/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat). */
-static uint64_t start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p)
-		return 0;
-	/* after ") " come fields 3..: skip 19 of them to reach field 22 */
-	p += 2;
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (p)
-		sscanf(p, "%llu", &st);
-	return st;
-}
 
 static uint64_t owner_word(pid_t pid)
 {
-	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)start_time(pid);
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)uroce_proc_starttime(pid);
 }
 
 static int owner_alive(uint64_t word)
@@ -81,7 +51,7 @@ static int owner_alive(uint64_t word)
 
 	if (kill(pid, 0) && errno == ESRCH)
 		return 0;
-	return (uint32_t)start_time(pid) == (uint32_t)word;
+	return (uint32_t)uroce_proc_starttime(pid) == (uint32_t)word;
 }
 
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots)

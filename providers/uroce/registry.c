@@ -340,3 +340,30 @@ int uroce_cdev_remove(int n)
 		return -EPERM;
 	return unlink(path) ? -errno : 0;
 }
+
+/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat);
+ * 0 if unreadable. */
+uint64_t uroce_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')'))) /* the command name may hold spaces */
+		return 0;
+	p += 2; /* field 3 */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		sscanf(p, "%llu", &st);
+	return st;
+}

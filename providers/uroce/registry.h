@@ -80,4 +80,8 @@ int uroce_write_file(const char *path, const char *text);
 /* Read up to LEN-1 bytes of PATH, strip a trailing newline; length or -errno. */
 int uroce_read_file(const char *path, char *buf, size_t len);
 
+/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat),
+ * which tells a PID's reuse apart; 0 if unreadable. */
+uint64_t uroce_proc_starttime(pid_t pid);
+
 #endif

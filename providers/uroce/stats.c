@@ -37,32 +37,6 @@
 
 #define HDR_LEN offsetof(struct uroce_stats_shm, counters)
 
-/* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat);
- * 0 if unreadable. */
-static uint64_t start_time(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p || !(p = strrchr(buf, ')'))) /* the command name may hold spaces */
-		return 0;
-	p += 2; /* field 3 */
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (p)
-		sscanf(p, "%llu", &st);
-	return st;
-}
 
 /* Is the writer of a record with PID and start time ST still running? */
 static bool writer_alive(int32_t pid, uint64_t st)
@@ -71,7 +45,7 @@ static bool writer_alive(int32_t pid, uint64_t st)
 
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return false;
-	now = start_time(pid);
+	now = uroce_proc_starttime(pid);
 	/* /proc hidden (hidepid) but kill() says it exists: believe it. */
 	return now == 0 || now == st;
 }
@@ -344,7 +318,7 @@ static int publish(struct uroce_engine *eng)
 		goto out;
 	}
 	fchmod(fd, 0644); /* readable by `uroce stat` of any user */
-	init.starttime = start_time(init.pid);
+	init.starttime = uroce_proc_starttime(init.pid);
 	snprintf(init.device, sizeof(init.device), "%s", eng->devname);
 	m = MAP_FAILED;
 	if (pwrite(fd, &init, sizeof(init), 0) == (ssize_t)sizeof(init) && !fstat(fd, &st))
