@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "sidechannel.h"
+
 static int passes, failures, is_client, sock = -1, gidx;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -67,15 +69,8 @@ static double now_ms(void)
 
 static void xfer(void *out, void *in, size_t n)
 {
-	if (write(sock, out, n) != (ssize_t)n)
-		DIE("tcp write");
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(sock, (char *)in + got, n - got);
-
-		if (r <= 0)
-			DIE("tcp read (peer gone?)");
-		got += r;
-	}
+	if (side_xfer(sock, out, in, n))
+		DIE("tcp exchange (peer gone?)");
 }
 
 static void barrier(void)
@@ -87,31 +82,9 @@ static void barrier(void)
 
 static void tcp_setup(const char *host, const char *port)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int one = 1, ls;
-
-	if (getaddrinfo(host, port, &hints, &res))
-		DIE("getaddrinfo");
-	if (host) {
-		for (int tries = 0; tries < 100; tries++) {
-			sock = socket(res->ai_family, SOCK_STREAM, 0);
-			if (!connect(sock, res->ai_addr, res->ai_addrlen))
-				break;
-			close(sock);
-			sock = -1;
-			usleep(100000);
-		}
-		if (sock < 0)
-			DIE("connect to %s:%s", host, port);
-	} else {
-		ls = socket(res->ai_family, SOCK_STREAM, 0);
-		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(ls, res->ai_addr, res->ai_addrlen) || listen(ls, 1))
-			DIE("listen");
-		sock = accept(ls, NULL, NULL);
-		close(ls);
-	}
-	freeaddrinfo(res);
+	sock = side_open(host, port);
+	if (sock < 0)
+		DIE("tcp side channel %s:%s", host ? host : "*", port);
 }
 
 /* ---- an RC connection ------------------------------------------------------------ */
