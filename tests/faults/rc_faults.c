@@ -32,9 +32,9 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "sidechannel.h"
+#include "testkit.h"
 
-static int passes, failures, is_client, sock = -1, gidx;
+static int is_client, gidx;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_mr *mr;
@@ -42,50 +42,7 @@ static uint8_t *buf;
 static union ibv_gid my_gid;
 enum { BUFSZ = 1 << 20 };
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (cond) {                                                     \
-			passes++;                                               \
-		} else {                                                        \
-			failures++;                                             \
-			printf("FAIL: ");                                       \
-			printf(__VA_ARGS__);                                    \
-			putchar('\n');                                          \
-		}                                                               \
-		fflush(stdout);                                                 \
-	} while (0)
-#define NOTE(...) do { printf("ok: " __VA_ARGS__); putchar('\n'); fflush(stdout); } while (0)
-#define DIE(...) do { printf("FATAL: " __VA_ARGS__); printf("\n%d passed, %d failed\n", passes, failures + 1); exit(1); } while (0)
 
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* ---- TCP side channel ---------------------------------------------------------- */
-
-static void xfer(void *out, void *in, size_t n)
-{
-	if (side_xfer(sock, out, in, n))
-		DIE("tcp exchange (peer gone?)");
-}
-
-static void barrier(void)
-{
-	char a = 'b', b;
-
-	xfer(&a, &b, 1);
-}
-
-static void tcp_setup(const char *host, const char *port)
-{
-	sock = side_open(host, port);
-	if (sock < 0)
-		DIE("tcp side channel %s:%s", host ? host : "*", port);
-}
 
 /* ---- an RC connection ------------------------------------------------------------ */
 
@@ -359,7 +316,6 @@ static void test_rnr(void)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *port = "19877", *host = NULL, *test = NULL, *cmd = NULL;
-	struct ibv_device **list;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:g:p:t:x:")) != -1) {
@@ -380,13 +336,7 @@ int main(int argc, char **argv)
 	is_client = host != NULL;
 	srandom((unsigned int)getpid() ^ (unsigned int)time(NULL));
 	alarm(120);
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!dev || !strcmp(ibv_get_device_name(list[i]), dev))
-			if (!ctx)
-				ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		DIE("no device %s", dev ? dev : "");
+	ctx = open_device(dev);
 	if (ibv_query_gid(ctx, 1, gidx, &my_gid))
 		DIE("query_gid");
 	pd = ibv_alloc_pd(ctx);

@@ -24,11 +24,11 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "sidechannel.h"
+#include "testkit.h"
 
 enum { BUF = 8 << 20, MAXMSG = 1 << 20, NSGE = 16, DEPTH = 64 };
 
-static int passes, failures, is_client, sock = -1, gidx = 0, iters = 200;
+static int is_client, gidx = 0, iters = 200;
 static unsigned int seed = 1;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd2;
@@ -36,19 +36,6 @@ static uint8_t *buf, *canary;
 static struct ibv_mr *mr, *mr_ro, *mr_nowrite, *mr_noatomic, *mr_otherpd;
 static union ibv_gid my_gid;
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (cond) {                                                     \
-			passes++;                                               \
-		} else {                                                        \
-			failures++;                                             \
-			printf("FAIL: ");                                       \
-			printf(__VA_ARGS__);                                    \
-			putchar('\n');                                          \
-		}                                                               \
-	} while (0)
-#define NOTE(...) do { printf("ok: " __VA_ARGS__); putchar('\n'); fflush(stdout); } while (0)
-#define DIE(...) do { printf("FATAL: " __VA_ARGS__); printf("\n%d passed, %d failed\n", passes, failures + 1); exit(1); } while (0)
 
 /* ---- deterministic data ------------------------------------------------------ */
 
@@ -127,28 +114,6 @@ static int make_sges(struct ibv_sge *sg, uint64_t addr, uint32_t len, uint32_t l
 		left -= l;
 	}
 	return k;
-}
-
-/* ---- TCP side channel ---------------------------------------------------------- */
-
-static void xfer(void *out, void *in, size_t n)
-{
-	if (side_xfer(sock, out, in, n))
-		DIE("tcp exchange (peer gone?)");
-}
-
-static void barrier(void)
-{
-	char a = 'b', b;
-
-	xfer(&a, &b, 1);
-}
-
-static void tcp_setup(const char *host, const char *port)
-{
-	sock = side_open(host, port);
-	if (sock < 0)
-		DIE("tcp side channel %s:%s", host ? host : "*", port);
 }
 
 /* ---- QPs ------------------------------------------------------------------------- */
@@ -708,7 +673,6 @@ static void test_ud_reply(struct conn *c)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *port = "19876", *host = NULL;
-	struct ibv_device **list;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:g:p:n:s:")) != -1) {
@@ -727,13 +691,7 @@ int main(int argc, char **argv)
 		host = argv[optind];
 	is_client = host != NULL;
 	alarm(600);
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!dev || !strcmp(ibv_get_device_name(list[i]), dev))
-			if (!ctx)
-				ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		DIE("no device %s", dev ? dev : "");
+	ctx = open_device(dev);
 	if (ibv_query_gid(ctx, 1, gidx, &my_gid))
 		DIE("query_gid");
 	pd = ibv_alloc_pd(ctx);
