@@ -29,17 +29,12 @@
 #include <isa-l/crc.h>
 #include <zlib.h>
 
+#include "bytes.h"
 #include "wire.h"
 
 static uint32_t crc(uint32_t c, const void *p, uint64_t n)
 {
 	return crc32_gzip_refl(c, (const unsigned char *)p, n);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, 2);
 }
 
 /* The masked pseudo LRH, IP and UDP headers: returns the CRC so far. */

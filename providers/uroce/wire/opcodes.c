@@ -94,6 +94,9 @@ static const struct {
 /* The full table, filled once from the rows above. */
 static struct roce_opinfo table[256];
 static char names[256][40];
+/* The reverse: opcode + 1 (0: none) by transport (RC/UC/RD/UD, top 3 bits
+ * >> 5), kind, first, last, imm, inv, for building packets in O(1). */
+static uint8_t by_shape[4][ROCE_K_CNP][2][2][2][2];
 
 static void fill_row(struct roce_opinfo *o, uint8_t opcode, uint8_t tr, uint8_t kind,
 		     uint16_t hdrs, uint8_t flags)
@@ -136,6 +139,8 @@ static void build_table(void)
 			if (transports[t].code == ROCE_TR_UD)
 				hdrs |= H(DETH);
 			fill_row(&table[op], op, transports[t].code, r->kind, hdrs, r->flags);
+			by_shape[transports[t].code >> 5][r->kind][table[op].first][table[op].last]
+				[table[op].imm][table[op].inv] = op + 1;
 			snprintf(names[op], sizeof(names[op]), "%s%s", transports[t].prefix, r->name);
 			table[op].name = names[op];
 		}
@@ -174,13 +179,7 @@ int roce_opcode(uint8_t transport, enum roce_kind kind, bool first, bool last,
 	 * packet only (IBTA 9.3.8, 9.3.9). */
 	imm = imm && last;
 	inv = inv && last;
-	for (int b = 0; b < 32; b++) {
-		const struct roce_opinfo *o = &table[transport | b];
-
-		if (!o->name || o->kind != kind || o->transport != transport)
-			continue;
-		if (o->first == first && o->last == last && o->imm == imm && o->inv == inv)
-			return o->opcode;
-	}
-	return -1;
+	if ((transport & ~ROCE_TR_MASK) || transport > ROCE_TR_UD || kind >= ROCE_K_CNP)
+		return -1;
+	return by_shape[transport >> 5][kind][first][last][imm][inv] - 1;
 }

@@ -9,14 +9,9 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include "bytes.h"
 #include "wire.h"
 
-static void put16(uint8_t *p, uint16_t v) { v = htobe16(v); memcpy(p, &v, 2); }
-static void put32(uint8_t *p, uint32_t v) { v = htobe32(v); memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { v = htobe64(v); memcpy(p, &v, 8); }
-static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return be16toh(v); }
-static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return be32toh(v); }
-static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return be64toh(v); }
 
 static const char *const reason_names[ROCE_REASON_COUNT] = {
 	[ROCE_OK] = "ok",
