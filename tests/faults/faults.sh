@@ -14,29 +14,19 @@
 # runs the named cases only (e.g. FAULTS_ONLY="loss5 corrupt1").
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
+. "$(dirname "$0")/wire.sh"
 need_root
 : "${VERBS_VERIFY:?}"
 [ -x "${IMPAIR_REORDER:-}" ] ||
 	fail "tests/faults/reorder was not built (install libnetfilter-queue-dev and reconfigure)"
 command -v nft >/dev/null || skip "needs nft (apt-get install nftables)"
-IMPAIR=$(cd "$(dirname "$0")" && pwd)/impair
 export IMPAIR_REORDER
 use_private_registry
 
-ID=uroF$(uniq_id)
-on_exit "'$IMPAIR' down $ID"
-wire=$("$IMPAIR" up $ID) || fail "impair up"
-echo "$wire"
-eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
-add_dev fa $IF_A $A
-add_dev fb $IF_B $B
-GID_A=$(gid_of $A fa $ADDR_A)
-GID_B=$(gid_of $B fb $ADDR_B)
-[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+impaired_pair_with_devices F fa fb
 
 scale=${FAULTS_ITERS:-3}
 iters() { awk -v n="$1" -v s="$scale" 'BEGIN { n = int(n * s + 0.5); print n < 1 ? 1 : n }'; }
-counter() { sed -n "s/^$1 \([0-9]*\)$/\1/p" <<<"$2" | head -1; }
 reorder_field() { sed -n "s/^reorder [a-z]*:.* $1 \([0-9]*\).*/\1/p" <<<"$2" | tail -1; }
 stat_sum() { # stat_sum NAME FILES...: sum of UROCE_STATS's NAME=N
 	local name=$1
@@ -100,10 +90,10 @@ verify() {
 		return 0
 	fi
 	local seen dropped duplicated corrupted reordered icrc
-	seen=$(counter seen "$counters")
-	dropped=$(counter dropped "$counters")
-	duplicated=$(counter duplicated "$counters")
-	corrupted=$(counter corrupted "$counters")
+	seen=$(impair_counter seen "$counters")
+	dropped=$(impair_counter dropped "$counters")
+	duplicated=$(impair_counter duplicated "$counters")
+	corrupted=$(impair_counter corrupted "$counters")
 	reordered=$(reorder_field reordered "$counters")
 	local bad=${#failed[@]}
 	[ "${seen:-0}" -gt 0 ] || cfail "$name: the wire saw no RoCE packets"
@@ -164,7 +154,7 @@ if want perftest; then
 			cfail "$t/loss5: $t -F -s 65536 -n 200 under 5% loss"
 		fi
 		counters=$("$IMPAIR" clear $ID) || fail "impair clear $ID"
-		dropped=$(counter dropped "$counters")
+		dropped=$(impair_counter dropped "$counters")
 		echo "   wire: $(tr '\n' ' ' <<<"$counters")"
 		[ "${dropped:-0}" -gt 0 ] || cfail "$t/loss5: loss dropped no packet"
 		summary[$t/loss5]="$res $((SECONDS - t0))s dropped=$dropped"

@@ -7,21 +7,12 @@
 #   rnr        RNR NAKs retried for ever (rnr_retry 7) and given up (2)
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
+. "$(dirname "$0")/wire.sh"
 need_root
 : "${RC_FAULTS:?}"
-IMPAIR=$(cd "$(dirname "$0")" && pwd)/impair
 use_private_registry
 
-ID=uroR$(uniq_id)
-on_exit "'$IMPAIR' down $ID"
-wire=$("$IMPAIR" up $ID) || fail "impair up"
-echo "$wire"
-eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
-add_dev ra $IF_A $A
-add_dev rb $IF_B $B
-GID_A=$(gid_of $A ra $ADDR_A)
-GID_B=$(gid_of $B rb $ADDR_B)
-[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+impaired_pair_with_devices R ra rb
 
 # run NAME TEST [CLIENT ARGS...]: server in B, client in A; CUT_UP restores
 # what the client's command cut.

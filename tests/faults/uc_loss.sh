@@ -13,29 +13,19 @@
 # UC_LOSS_N sets N (default 400).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
+. "$(dirname "$0")/wire.sh"
 need_root
 : "${UC_LOSS:?}"
 command -v nft >/dev/null || skip "needs nft (apt-get install nftables)"
-IMPAIR=$(cd "$(dirname "$0")" && pwd)/impair
 use_private_registry
 N=${UC_LOSS_N:-400}
 
-ID=uroU$(uniq_id)
-on_exit "'$IMPAIR' down $ID"
-wire=$("$IMPAIR" up $ID) || fail "impair up"
-echo "$wire"
-eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
-add_dev ua $IF_A $A
-add_dev ub $IF_B $B
-GID_A=$(gid_of $A ua $ADDR_A)
-GID_B=$(gid_of $B ub $ADDR_B)
-[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+impaired_pair_with_devices U ua ub
 
 # The server's device counter NAME (uroce stat, run in its namespace).
 srv_stat() {
 	ip netns exec $B "$UROCE" stat -a ub | awk -v k="$1" '$1 == k {print $2; f = 1} END {if (!f) print ""}'
 }
-counter() { sed -n "s/^$1 \([0-9]*\)$/\1/p" <<<"$2" | head -1; }
 
 failed=()
 cfail() { echo "FAIL: $*" >&2; failed+=("$*"); }
@@ -62,7 +52,7 @@ run() {
 	counters=$("$IMPAIR" clear $ID) || fail "$name: impair clear $ID"
 	p1=$(srv_stat drop_uc_partial_message)
 	PARTIAL=$((p1 - p0))
-	DROPPED=$(counter dropped "$counters")
+	DROPPED=$(impair_counter dropped "$counters")
 	echo "== $name: ${*:-no faults} ($((SECONDS - t0))s, exit $rc)"
 	echo "$counters" | sed 's/^/   wire: /'
 	echo "   uroce stat (server, ub): drop_uc_partial_message +$PARTIAL"

@@ -1,0 +1,25 @@
+# The impairing wire between two hosts, with a uroce device on each
+# (sourced after common.sh and pairs.sh by the fault tests).
+
+IMPAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/impair
+
+# impaired_pair_with_devices TAG DEV_A DEV_B: namespaces A, W (the bridge
+# with the faults) and B from `impair up`, torn down at exit; sets A B W
+# IF_A IF_B ADDR_A ADDR_B, ID (for `impair set/clear ID`), and GID_A/GID_B,
+# the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B).
+impaired_pair_with_devices() {
+	local wire
+	ID=uro$1$(uniq_id)
+	on_exit "'$IMPAIR' down $ID"
+	wire=$("$IMPAIR" up $ID) || fail "impair up"
+	echo "$wire"
+	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
+	add_dev $2 $IF_A $A
+	add_dev $3 $IF_B $B
+	GID_A=$(gid_of $A $2 $ADDR_A)
+	GID_B=$(gid_of $B $3 $ADDR_B)
+	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"
+}
+
+# impair_counter NAME TEXT: the value of "NAME N" in impair's counters.
+impair_counter() { sed -n "s/^$1 \([0-9]*\)$/\1/p" <<<"$2" | head -1; }
