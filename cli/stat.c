@@ -15,12 +15,6 @@
 #include "cli.h"
 #include "registry.h"
 
-static const char *const stat_names[UROCE_STAT_COUNT] = {
-#define STAT_NAME(e, n) [UROCE_STAT_##e] = n,
-	UROCE_STAT_LIST(STAT_NAME)
-#undef STAT_NAME
-};
-
 struct opts {
 	bool all, procs, json;
 };
@@ -94,10 +88,10 @@ static void print_counters(const uint64_t *c, const struct opts *o, const char *
 		if (!c[i] && !o->all)
 			continue;
 		if (o->json)
-			printf("%s\"%s\":%llu", first ? "" : ",", stat_names[i],
+			printf("%s\"%s\":%llu", first ? "" : ",", uroce_stat_name(i),
 			       (unsigned long long)c[i]);
 		else
-			printf("%s%s %llu\n", indent, stat_names[i], (unsigned long long)c[i]);
+			printf("%s%s %llu\n", indent, uroce_stat_name(i), (unsigned long long)c[i]);
 		first = false;
 	}
 	if (o->json)

@@ -91,6 +91,8 @@ struct uroce_stats_shm {
  * The records' files, shared by the provider and the uroce command
  * (providers/uroce/stats.c).  Functions return 0 or -errno.
  */
+/* The name of counter E ("tx_packets", ...). */
+const char *uroce_stat_name(enum uroce_stat e);
 /* The device's record directory: NSDIR/stats/DEV. */
 int uroce_stats_dir(char *buf, size_t len, const char *nsdir, const char *dev);
 /* Create it, writable by every user of the device (mode 01777, as /tmp). */

@@ -204,11 +204,6 @@ static void *progress_thread(void *arg)
 /* UROCE_STATS=1: print this process's counters when the engine stops. */
 static void dump_counters(struct uroce_engine *eng)
 {
-	static const char *const names[UROCE_STAT_COUNT] = {
-#define NAME(e, n) [UROCE_STAT_##e] = n,
-		UROCE_STAT_LIST(NAME)
-#undef NAME
-	};
 	const char *env = getenv("UROCE_STATS");
 
 	if (!env || !*env || *env == '0' || !eng->stats)
@@ -216,7 +211,7 @@ static void dump_counters(struct uroce_engine *eng)
 	fprintf(stderr, "uroce[%d] %s:", (int)getpid(), eng->devname);
 	for (int i = 0; i < UROCE_STAT_COUNT; i++)
 		if (eng->stats->counters[i])
-			fprintf(stderr, " %s=%llu", names[i],
+			fprintf(stderr, " %s=%llu", uroce_stat_name(i),
 				(unsigned long long)eng->stats->counters[i]);
 	fputc('\n', stderr);
 }

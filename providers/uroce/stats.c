@@ -37,6 +37,16 @@
 
 #define HDR_LEN offsetof(struct uroce_stats_shm, counters)
 
+const char *uroce_stat_name(enum uroce_stat e)
+{
+	static const char *const names[UROCE_STAT_COUNT] = {
+#define STAT_NAME(e, n) [UROCE_STAT_##e] = n,
+		UROCE_STAT_LIST(STAT_NAME)
+#undef STAT_NAME
+	};
+
+	return (unsigned)e < UROCE_STAT_COUNT ? names[e] : "unknown";
+}
 
 /* Is the writer of a record with PID and start time ST still running? */
 static bool writer_alive(int32_t pid, uint64_t st)
