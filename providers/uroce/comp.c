@@ -113,9 +113,9 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_engine_arm(qe, true);
 		return;
 	}
+	uroce_count(qe->eng, uroce_nak_stat(UROCE_STAT_NAKS_RX_SEQ, code), 1);
 	switch (code) {
 	case ROCE_NAK_PSN_SEQ:
-		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
 		if (qe->retry_left == 0) {
 			fail_head(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
@@ -126,19 +126,15 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_req_restart_timer(qp);
 		return;
 	case ROCE_NAK_INVALID_REQ:
-		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_INV_REQ, 1);
 		fail_head(qp, IBV_WC_REM_INV_REQ_ERR);
 		return;
 	case ROCE_NAK_REMOTE_ACCESS:
-		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_ACCESS, 1);
 		fail_head(qp, IBV_WC_REM_ACCESS_ERR);
 		return;
 	case ROCE_NAK_REMOTE_OP:
-		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_OP, 1);
 		fail_head(qp, IBV_WC_REM_OP_ERR);
 		return;
 	default:
-		uroce_count(qe->eng, UROCE_STAT_NAKS_RX_INV_RD, 1);
 		fail_head(qp, IBV_WC_REM_INV_RD_REQ_ERR);
 		return;
 	}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include <uroce/roce_hdr.h>
 #include <uroce/stats.h>
 
 #include "qp.h"
@@ -97,6 +98,17 @@ struct uroce_engine {
 /* stats.c: give ENG its counters (published for `uroce stat`); 0 or -1. */
 int uroce_stats_attach(struct uroce_engine *eng);
 void uroce_stats_detach(struct uroce_engine *eng);
+
+/* The counter of a NAK with CODE (enum roce_nak_code) sent or received:
+ * BASE is UROCE_STAT_NAKS_TX_SEQ or UROCE_STAT_NAKS_RX_SEQ; the five codes'
+ * counters follow in code order, unknown codes count as the last. */
+static inline enum uroce_stat uroce_nak_stat(enum uroce_stat base, uint8_t code)
+{
+	_Static_assert(UROCE_STAT_NAKS_TX_INV_RD - UROCE_STAT_NAKS_TX_SEQ == ROCE_NAK_INVALID_RD_REQ &&
+		       UROCE_STAT_NAKS_RX_INV_RD - UROCE_STAT_NAKS_RX_SEQ == ROCE_NAK_INVALID_RD_REQ,
+		       "NAK counters follow the NAK codes");
+	return base + (code < ROCE_NAK_INVALID_RD_REQ ? code : ROCE_NAK_INVALID_RD_REQ);
+}
 
 /* Count N events of kind E on ENG. */
 static inline void uroce_count(struct uroce_engine *eng, enum uroce_stat e, uint64_t n)

@@ -48,8 +48,7 @@ static void ack(struct uroce_qp *qp, uint32_t psn)
 
 static void nak(struct uroce_qp *qp, uint32_t psn, uint8_t code)
 {
-	/* NAK codes 0-4 have a counter each, in code order. */
-	uroce_count(eng_of(qp), UROCE_STAT_NAKS_TX_SEQ + (code <= ROCE_NAK_INVALID_RD_REQ ? code : 0), 1);
+	uroce_count(eng_of(qp), uroce_nak_stat(UROCE_STAT_NAKS_TX_SEQ, code), 1);
 	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_NAK | code, NULL, 0, true, true, 0);
 }
 
