@@ -38,7 +38,7 @@ static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_stat
 /* The response PSN the READ at the head of the queue waits for next. */
 static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_send_wqe *w)
 {
-	return psn_add(w->first_psn, w->read_done / (qe->mtu ? qe->mtu : 1024));
+	return psn_add(w->first_psn, w->read_done / uroce_qp_mtu(qe));
 }
 
 /*

@@ -172,6 +172,12 @@ struct uroce_qp_eng {
 	uint32_t atomic_next;
 };
 
+/* The QP's path MTU in bytes (set when it enters RTR). */
+static inline uint32_t uroce_qp_mtu(const struct uroce_qp_eng *qe)
+{
+	return qe->mtu ? qe->mtu : 1024;
+}
+
 /* UROCE_DEBUG=1: protocol events (timeouts, NAKs, drops) on stderr. */
 extern int uroce_debug;
 

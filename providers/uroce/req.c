@@ -170,7 +170,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	uint32_t mtu = uroce_qp_mtu(qe);
 	struct roce_pkt p;
 	int ret;
 
@@ -323,7 +323,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	uint32_t mtu = uroce_qp_mtu(qe);
 	struct uroce_send_wqe *fw = NULL;
 	uint32_t found = 0;
 

@@ -258,7 +258,7 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 static void do_read(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
-	uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+	uint32_t mtu = uroce_qp_mtu(qe);
 	uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
 	uint8_t *src;
 
@@ -329,7 +329,7 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
 	switch (pkt->kind) {
 	case ROCE_K_READ_REQ: {
-		uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+		uint32_t mtu = uroce_qp_mtu(qe);
 		uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
 
 		/* A resent READ lies within requests already accepted: its
@@ -538,7 +538,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	qe->nak_sent = false;
 	/* A packet larger than the path MTU is a length error (IBTA 9.7.5.2.3:
 	 * NAK Invalid Request), whoever sent it. */
-	if (pkt->paylen > (qe->mtu ? qe->mtu : 4096)) {
+	if (pkt->paylen > uroce_qp_mtu(qe)) {
 		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return;
 	}
@@ -558,7 +558,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
 	case ROCE_K_READ_REQ: {
-		uint32_t mtu = qe->mtu ? qe->mtu : 1024;
+		uint32_t mtu = uroce_qp_mtu(qe);
 
 		do_read(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
