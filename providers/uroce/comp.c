@@ -19,17 +19,11 @@ static const uint32_t rnr_timer_us[32] = {
 	81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-static bool is_rd_atomic(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_status st)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
-	if (is_rd_atomic(w->opcode) && qe->rd_atomic)
+	if (uroce_is_rd_atomic(w->opcode) && qe->rd_atomic)
 		qe->rd_atomic--;
 	uroce_complete_send(qp, w, st);
 	uroce_check_drained(qp);
@@ -56,7 +50,7 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 
 		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, a) > 0)
 			break;
-		if (is_rd_atomic(w->opcode)) {
+		if (uroce_is_rd_atomic(w->opcode)) {
 			uroce_req_rewind(qp, w->opcode == IBV_WR_RDMA_READ ?
 					 read_expected(qe, w) : w->first_psn);
 			return false;

@@ -172,10 +172,25 @@ struct uroce_qp_eng {
 	uint32_t atomic_next;
 };
 
+/* A READ or atomic: it takes one of the QP's max_rd_atomic slots and its
+ * response, not an ACK, completes it. */
+static inline bool uroce_is_rd_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 /* The QP's path MTU in bytes (set when it enters RTR). */
 static inline uint32_t uroce_qp_mtu(const struct uroce_qp_eng *qe)
 {
 	return qe->mtu ? qe->mtu : 1024;
+}
+
+/* PSNs a message of LEN bytes takes: one per path MTU, at least one (a READ
+ * request reserves as many for its responses, IBTA 9.7.5.1.5). */
+static inline uint32_t uroce_npkts(const struct uroce_qp_eng *qe, uint64_t len)
+{
+	return len ? (uint32_t)((len + uroce_qp_mtu(qe) - 1) / uroce_qp_mtu(qe)) : 1;
 }
 
 /* UROCE_DEBUG=1: protocol events (timeouts, NAKs, drops) on stderr. */

@@ -14,18 +14,6 @@
 #include "mem.h"
 #include "pkt.h"
 
-static bool is_rd_atomic(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-/* Number of PSNs a message of LEN bytes takes at MTU (at least one). */
-static uint32_t npkts(uint64_t len, uint32_t mtu)
-{
-	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
-}
-
 /* IBTA 9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = infinite. */
 static uint64_t ack_timeout_ns(const struct uroce_qp *qp)
 {
@@ -158,7 +146,7 @@ static void start_wqe(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	w->read_done = 0;
 	w->state = UROCE_WQE_SENDING;
 	qe->cur_off = 0;
-	if (is_rd_atomic(w->opcode))
+	if (uroce_is_rd_atomic(w->opcode))
 		qe->rd_atomic++;
 }
 
@@ -250,7 +238,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		p.psn = qe->cur_psn;
 		p.ackreq = true;
 		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
-		qe->cur_psn = psn_add(qe->cur_psn, npkts(len, mtu));
+		qe->cur_psn = psn_add(qe->cur_psn, uroce_npkts(qe, len));
 		qe->cur_off += len;
 		if (qe->cur_off < w->length)
 			return 0;
@@ -293,7 +281,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 			/* SQD: finish what started, start nothing new (IBTA 10.3.1.6). */
 			if (qp->state == IBV_QPS_SQD)
 				break;
-			if (type == IBV_QPT_RC && is_rd_atomic(w->opcode) &&
+			if (type == IBV_QPT_RC && uroce_is_rd_atomic(w->opcode) &&
 			    qe->rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 				break;
 			/* Fence: wait for earlier READs and atomics (IBTA 10.8.3.3). */
@@ -341,7 +329,7 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 			continue;
 		}
 		/* WQEs after the one holding PSN start over. */
-		if (is_rd_atomic(w->opcode) && qe->rd_atomic)
+		if (uroce_is_rd_atomic(w->opcode) && qe->rd_atomic)
 			qe->rd_atomic--;
 		w->state = UROCE_WQE_POSTED;
 	}

@@ -259,7 +259,7 @@ static void do_read(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	uint32_t mtu = uroce_qp_mtu(qe);
-	uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+	uint32_t n = uroce_npkts(qe, pkt->dma_len);
 	uint8_t *src;
 
 	uroce_mem_lock(qp);
@@ -329,8 +329,7 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
 	switch (pkt->kind) {
 	case ROCE_K_READ_REQ: {
-		uint32_t mtu = uroce_qp_mtu(qe);
-		uint32_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+		uint32_t n = uroce_npkts(qe, pkt->dma_len);
 
 		/* A resent READ lies within requests already accepted: its
 		 * responses end before EPSN.  Anything else, or one that fails
@@ -558,11 +557,9 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
 	case ROCE_K_READ_REQ: {
-		uint32_t mtu = uroce_qp_mtu(qe);
-
 		do_read(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
-			qe->epsn = psn_add(qe->epsn, pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1);
+			qe->epsn = psn_add(qe->epsn, uroce_npkts(qe, pkt->dma_len));
 		return;
 	}
 	case ROCE_K_CMP_SWAP:
