@@ -18,13 +18,16 @@ echo "== ibv_devinfo -d uroce0"
 gid=$("$U" run ibv_devinfo -v -d uroce0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127.0.0.1,.*/\1/p' | head -1)
 
 # Server and client: two processes sharing uroce0, talking RoCEv2 over lo.
+# pair PORT CMD ARGS...: the client starts once the server listens on PORT.
+. tests/lib/wait.sh
 pair() {
-	local srv_log cli_rc=0 srv_rc=0
+	local port=$1 srv_log cli_rc=0 srv_rc=0
+	shift
 	srv_log=$(mktemp)
-	timeout 120 "$U" run "$@" >"$srv_log" 2>&1 &
+	timeout 120 "$U" run "$@" -p "$port" >"$srv_log" 2>&1 &
 	local pid=$!
-	sleep 1
-	timeout 120 "$U" run "$@" 127.0.0.1 || cli_rc=$?
+	wait_listen "$port" $pid 60 || { cat "$srv_log"; rm -f "$srv_log"; exit 1; }
+	timeout 120 "$U" run "$@" -p "$port" 127.0.0.1 || cli_rc=$?
 	wait $pid || srv_rc=$?
 	if [ $cli_rc -ne 0 ] || [ $srv_rc -ne 0 ]; then
 		cat "$srv_log"; rm -f "$srv_log"
@@ -34,10 +37,10 @@ pair() {
 	rm -f "$srv_log"
 }
 echo "== ibv_rc_pingpong --chk over uroce0 (GID $gid)"
-pair ibv_rc_pingpong -d uroce0 -g "$gid" -s 4096 -n 1000 -c
+pair 18515 ibv_rc_pingpong -d uroce0 -g "$gid" -s 4096 -n 1000 -c
 echo "== ib_write_bw over uroce0"
-pair ib_write_bw -d uroce0 -x "$gid" -F -s 65536 -n 2000 -p 18515
+pair 18515 ib_write_bw -d uroce0 -x "$gid" -F -s 65536 -n 2000
 echo "== ib_read_lat over uroce0"
-pair ib_read_lat -d uroce0 -x "$gid" -F -n 1000 -p 18516
+pair 18516 ib_read_lat -d uroce0 -x "$gid" -F -n 1000
 echo
 echo "uroce0 is ready: run any verbs program with '$U run PROGRAM' (no root needed)."

@@ -6,6 +6,7 @@
 #   sudo bench/perftest.sh [BUILD_DIR]     (root adds the device; needs qperf)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../tests/lib/wait.sh"
 build=${1:-$here/../build}
 U=$build/cli/uroce
 [ -x "$U" ] || { echo "bench: build first (no $U)" >&2; exit 1; }
@@ -15,7 +16,7 @@ chmod 755 "$UROCE_RUNDIR"
 cleanup() {
 	"$U" link del bench0 2>/dev/null || true
 	rm -rf "$UROCE_RUNDIR"
-	pkill -f "qperf --listen_port 19765" 2>/dev/null || true
+	[ -z "${qperf_pid:-}" ] || kill "$qperf_pid" 2>/dev/null || true
 }
 trap cleanup EXIT
 "$U" link add bench0 netdev lo
@@ -27,7 +28,7 @@ perftest() {
 	port=$((port + 1))
 	timeout 300 "$U" run "$@" -d bench0 -x "$gid" -F -p $port >/dev/null 2>&1 &
 	local spid=$!
-	sleep 1
+	wait_listen $port $spid 60 || exit 1
 	local out
 	out=$(timeout 300 "$U" run "$@" -d bench0 -x "$gid" -F -p $port 127.0.0.1 2>&1)
 	wait $spid
@@ -35,7 +36,8 @@ perftest() {
 }
 
 qperf --listen_port 19765 >/dev/null 2>&1 &
-sleep 0.5
+qperf_pid=$!
+wait_listen 19765 $qperf_pid 30 || exit 1
 udp_lat=$(qperf -lp 19765 -t 3 -m 64 127.0.0.1 udp_lat | awk '/latency/ {print $3, $4}')
 udp_bw=$(qperf -lp 19765 -t 3 -m 4096 127.0.0.1 udp_bw | awk '/recv_bw/ {print $3, $4}')
 udp_rate=$(qperf -lp 19765 -t 3 -m 64 127.0.0.1 udp_bw | awk '/recv_bw/ {print $3, $4}')

@@ -10,17 +10,14 @@ A=uroceEA$id B=uroceEB$id
 make_ns $A
 make_ns $B
 make_veth $A ea$id 10.201.9.1/24 $B eb$id 10.201.9.2/24
-ip netns exec $A "$UROCE" link add ev0 netdev ea$id
+add_dev ev0 ea$id $A
 log=$(mktemp /tmp/uroce-asyncwatch.XXXXXX)
 on_exit "rm -f '$log'"
 ip netns exec $A timeout 60 "$UROCE" run stdbuf -oL ibv_asyncwatch -d ev0 >"$log" 2>&1 &
 pid=$!
-on_exit "kill $pid"
+stop_at_exit $pid
 wait_for() { # pattern seconds
-	for _ in $(seq 1 $(( $2 * 10 ))); do
-		grep -q "$1" "$log" && return 0
-		sleep 0.1
-	done
+	wait_until "$2" grep -q "$1" "$log" && return 0
 	cat "$log"
 	fail "ibv_asyncwatch did not print $1"
 }

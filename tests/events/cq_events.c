@@ -408,7 +408,7 @@ static void test_srq_events(void)
 	CHECK(ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) == 0, "arm the SRQ limit at 5");
 	for (int i = 0; i < 4; i++)
 		post_send(a, i, IBV_SEND_SIGNALED);
-	usleep(100000);
+	drain_send(cq, 8); /* 4 sends and their 4 receives: 4 SRQ WQEs consumed */
 	CHECK(!next_async(IBV_EVENT_SRQ_LIMIT_REACHED, srq, 100),
 	      "no SRQ limit event with 6 WQEs left");
 	for (int i = 4; i < 6; i++)

@@ -47,12 +47,9 @@ srvlog=$(mktemp /tmp/uroce-stat.XXXXXX)
 on_exit "rm -f '$srvlog'"
 timeout 60 "$UROCE" run ibv_rc_pingpong -d lo0 -g $GID -p $PORT >"$srvlog" 2>&1 &
 srv=$!
-on_exit "kill -9 $srv"
-for _ in $(seq 100); do
-	[ "$(records)" = 1 ] && break
-	sleep 0.1
-done
-[ "$(records)" = 1 ] || { cat "$srvlog"; fail "the server published no record"; }
+stop_at_exit $srv
+one_record() { [ "$(records)" = 1 ]; }
+wait_until 10 one_record || { cat "$srvlog"; fail "the server published no record"; }
 spid=$(ls "$STATDIR" | grep '^[0-9]')
 [ "$(cat /proc/$spid/comm)" = ibv_rc_pingpong ] || fail "record $spid is not the server's"
 timeout 10 "$UROCE" stat -p lo0 | grep -Eq "^  process $spid ibv_rc_pingpong\$" ||
@@ -79,15 +76,13 @@ for i in range(nicrc):
     bth = struct.pack("!BBHII", 0x04, 0, 0xFFFF, 0xFFFFFE, i)
     s.sendto(bth + b"payload!" + b"\xde\xad\xbe\xef", dst)
 EOF
-ok=
-for _ in $(seq 50); do
-	ok=1
+all_counted() {
+	local n
 	for n in $names; do
-		[ $(( $(stat_of $n) - ${before[$n]} )) -eq ${want[$n]} ] || ok=
+		[ $(( $(stat_of $n) - ${before[$n]} )) -eq ${want[$n]} ] || return 1
 	done
-	[ -n "$ok" ] && break
-	sleep 0.1
-done
+}
+wait_until 5 all_counted || true   # the checks below say which one is off
 timeout 10 "$UROCE" stat -p lo0
 for n in $names; do
 	got=$(( $(stat_of $n) - ${before[$n]} ))

@@ -5,6 +5,7 @@
 set -euo pipefail
 
 : "${UROCE:?UROCE must name the uroce binary}"
+. "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 PY=/usr/bin/python3   # Debian's python3: the one with pyverbs and scapy
 
 SKIP=77
@@ -19,6 +20,17 @@ _run_cleanups() {
 }
 trap _run_cleanups EXIT
 trap 'exit 130' INT TERM
+
+# Stop background process PID (TERM: `timeout` passes it on to what it
+# runs) at exit, if it is still our child by then (never a reused pid).
+_stop_child() {
+	local stat
+	stat=$(cat /proc/$1/stat 2>/dev/null) || return 0
+	stat=${stat##*) }
+	set -- "$1" $stat
+	[ "$3" = $$ ] && kill "$1"
+}
+stop_at_exit() { on_exit "_stop_child $1"; }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit $SKIP; }

@@ -24,7 +24,8 @@ pair() {
 	case $1 in ib_*) gidopt=-x ;; esac
 	${sns:+ip netns exec $sns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
 	spid=$!
-	sleep 1
+	stop_at_exit $spid
+	wait_listen $PAIR_PORT $spid 60 $sns || { cat "$log"; fail "$name: the server did not start"; }
 	${cns:+ip netns exec $cns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
 	# perftest and the pingpongs report failed completions and setup

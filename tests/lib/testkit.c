@@ -18,7 +18,7 @@ static int side_open(const char *host, const char *port)
 	if (getaddrinfo(host, port, &hints, &res))
 		return -1;
 	if (host) {
-		for (int tries = 0; tries < 100; tries++) {
+		for (int tries = 0; tries < 600; tries++) { /* the server may start slowly: 60 s */
 			s = socket(res->ai_family, SOCK_STREAM, 0);
 			if (!connect(s, res->ai_addr, res->ai_addrlen))
 				break;

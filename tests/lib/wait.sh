@@ -1,0 +1,60 @@
+# Waiting for an event instead of sleeping a fixed time (sourced, not run;
+# no side effects, so setup.sh and bench/ use it as well as the tests).
+# Every wait is bounded: it returns 1 when the time is up.
+
+# wait_until SECONDS CMD [ARGS...]: run CMD every 50 ms until it succeeds.
+wait_until() {
+	local secs=$1 end
+	shift
+	end=$(( $(date +%s%N) + secs * 1000000000 ))
+	until "$@"; do
+		[ "$(date +%s%N)" -lt $end ] || return 1
+		sleep 0.05
+	done
+}
+
+# _is_descendant PID ANCESTOR: PID is ANCESTOR or one of its descendants.
+_is_descendant() {
+	local p=$1 stat
+	while [ "$p" -gt 1 ]; do
+		[ "$p" = "$2" ] && return 0
+		stat=$(cat /proc/$p/stat 2>/dev/null) || return 1
+		stat=${stat##*) }           # the command name may hold spaces
+		set -- "$1" "$2" $stat
+		p=$4                        # field 4: the parent's pid
+	done
+	return 1
+}
+
+# _alive PID: PID runs (a zombie, exited but not yet reaped, does not).
+_alive() {
+	local stat
+	stat=$(cat /proc/$1/stat 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# _listening PORT PID [NETNS]: a process of PID's tree (PID itself, or what
+# it runs under timeout / ip netns exec / uroce run) listens on TCP PORT.
+_listening() {
+	local p
+	for p in $(${3:+ip netns exec $3} ss -Hltnp "sport = :$1" 2>/dev/null |
+			grep -o 'pid=[0-9]*' | cut -d= -f2); do
+		_is_descendant "$p" "$2" && return 0
+	done
+	return 1
+}
+
+# wait_listen PORT PID SECONDS [NETNS]: wait until the server started as
+# PID (e.g. $! of a perftest or ibv_*_pingpong server) listens on TCP PORT
+# in NETNS (default: here).  Returns 1 at once if PID has exited, and when
+# SECONDS are up.
+wait_listen() {
+	local port=$1 pid=$2 secs=$3 ns=${4:-} end
+	end=$(( $(date +%s%N) + secs * 1000000000 ))
+	until _listening "$port" "$pid" "$ns"; do
+		_alive "$pid" || { echo "wait_listen: process $pid exited before it listened on port $port" >&2; return 1; }
+		[ "$(date +%s%N)" -lt $end ] || { echo "wait_listen: nothing of process $pid listens on port $port after ${secs}s" >&2; return 1; }
+		sleep 0.05
+	done
+}
