@@ -210,13 +210,36 @@ static int link_show(int argc, char **argv)
 	return 0;
 }
 
+/* uroce link prune [-n]: what dead namespaces left (also done by every
+ * other link command); -n lists it ("registry|node|shm PATH") instead. */
+static int link_prune(int argc, char **argv)
+{
+	int dry = argc == 1 && !strcmp(argv[0], "-n"), ret;
+
+	if (argc > 1 || (argc == 1 && !dry))
+		return fail("usage: uroce link prune [-n]");
+	if (need_root("link prune"))
+		return 1;
+	ret = uroce_prune_dead(dry);
+	if (ret < 0)
+		return fail("cannot prove which network namespaces are dead (%s): nothing pruned",
+			    strerror(-ret));
+	return 0;
+}
+
 int cmd_link(int argc, char **argv)
 {
+	/* What namespaces that died left behind goes first (root only): their
+	 * uverbs numbers become free, and nothing stale piles up. */
+	if (argc > 0 && !strcmp(argv[0], "prune"))
+		return link_prune(argc - 1, argv + 1);
+	if (geteuid() == 0)
+		uroce_prune_dead(0);
 	if (argc == 0 || !strcmp(argv[0], "show") || !strcmp(argv[0], "list"))
 		return link_show(argc ? argc - 1 : 0, argv + 1);
 	if (!strcmp(argv[0], "add"))
 		return link_add(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "del") || !strcmp(argv[0], "delete"))
 		return link_del(argc - 1, argv + 1);
-	return fail("unknown link command \"%s\" (add, del, show)", argv[0]);
+	return fail("unknown link command \"%s\" (add, del, show, prune)", argv[0]);
 }
