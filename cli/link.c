@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <uroce/stats.h>
 
@@ -59,16 +62,45 @@ static int need_root(const char *what)
 		    "needs no root)", what, UROCE_CDEV_DIR);
 }
 
+/* A user or group by name or number; 0 or -1. */
+static int parse_id(const char *s, int group, unsigned int *id)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s && !*end && v < (unsigned int)-1) {
+		*id = (unsigned int)v;
+		return 0;
+	}
+	if (group) {
+		struct group *g = getgrnam(s);
+
+		return g ? (*id = g->gr_gid, 0) : -1;
+	}
+	struct passwd *pw = getpwnam(s);
+
+	return pw ? (*id = pw->pw_uid, 0) : -1;
+}
+
+/* Who may use the device: owner, group and mode of its node (the
+ * statement of docs/security.md), as for /dev/infiniband/uverbsN. */
+struct node_access {
+	unsigned int uid, gid;
+	unsigned int mode;
+};
+
 static int link_add(int argc, char **argv)
 {
 	struct uroce_dev_rec rec = { .transport = UROCE_TRANSPORT_UDP };
+	struct node_access acc = { 0, 0, 0666 };
 	const char *name, *netdev = NULL;
 	struct uroce_netdev nd;
 	char nsdir[PATH_MAX];
 	int ret, lockfd;
 
 	if (argc < 1)
-		return fail("usage: uroce link add NAME netdev IFACE [transport udp|xdp]");
+		return fail("usage: uroce link add NAME netdev IFACE [transport udp|xdp] "
+			    "[owner USER] [group GROUP] [mode MODE]");
 	name = argv[0];
 	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 >= argc)
@@ -78,6 +110,20 @@ static int link_add(int argc, char **argv)
 		else if (!strcmp(argv[i], "transport")) {
 			if (uroce_transport_parse(argv[i + 1], &rec.transport))
 				return fail("unknown transport \"%s\" (udp or xdp)", argv[i + 1]);
+		} else if (!strcmp(argv[i], "owner")) {
+			if (parse_id(argv[i + 1], 0, &acc.uid))
+				return fail("no user \"%s\"", argv[i + 1]);
+		} else if (!strcmp(argv[i], "group")) {
+			if (parse_id(argv[i + 1], 1, &acc.gid))
+				return fail("no group \"%s\"", argv[i + 1]);
+		} else if (!strcmp(argv[i], "mode")) {
+			char *end;
+			unsigned long m = strtoul(argv[i + 1], &end, 8);
+
+			if (!argv[i + 1][0] || *end || (m & ~0666UL))
+				return fail("mode \"%s\": octal, read/write bits only (e.g. 0660)",
+					    argv[i + 1]);
+			acc.mode = (unsigned int)m;
 		} else if (!strcmp(argv[i], "type")) {
 			if (strcmp(argv[i + 1], "uroce"))
 				return fail("type \"%s\": uroce only makes uroce devices", argv[i + 1]);
@@ -109,7 +155,7 @@ static int link_add(int argc, char **argv)
 	}
 	snprintf(rec.name, sizeof(rec.name), "%s", name);
 	snprintf(rec.netdev, sizeof(rec.netdev), "%s", nd.name);
-	rec.uverbs = uroce_cdev_create();
+	rec.uverbs = uroce_cdev_create(acc.uid, acc.gid, acc.mode);
 	if (rec.uverbs < 0) {
 		close(lockfd);
 		return fail("cannot create %s/uverbsN: %s", UROCE_CDEV_DIR, strerror(-rec.uverbs));
@@ -120,7 +166,7 @@ static int link_add(int argc, char **argv)
 	/* A fresh device counts from zero; its users publish counters in its
 	 * stats directory (docs/stats.md). */
 	if (!ret && !stats_dir_remove(nsdir, name))
-		uroce_stats_mkdir(nsdir, name);
+		ret = uroce_stats_mkdir(nsdir, name, acc.uid, acc.gid, acc.mode);
 	if (ret) {
 		uroce_reg_remove(nsdir, name);
 		uroce_cdev_remove(rec.uverbs);
@@ -159,12 +205,8 @@ static int link_del(int argc, char **argv)
 			shared |= !strcmp(left[i].netdev, rec.netdev);
 		free(left);
 	}
-	if (!shared) {
-		char qpn_file[PATH_MAX];
-
-		uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.netdev);
-		unlink(qpn_file);
-	}
+	if (!shared)
+		uroce_qpn_files_remove(strrchr(nsdir, '/') + 1, rec.netdev);
 	stats_dir_remove(nsdir, rec.name);
 	ret = uroce_cdev_remove(rec.uverbs);
 	sync_tree(nsdir);

@@ -69,14 +69,15 @@ enum uroce_stat {
 /* A process's published counters for one device: a file of this layout,
  * $UROCE_RUNDIR/ns-<cookie>/stats/<DEV>/<PID>[.<N>], mapped shared by its
  * writer (see docs/stats.md).  Counters are written with relaxed atomic
- * adds and read without locks.  The device's "retired" file in the same
- * directory has the same layout (pid 0): the sum over the processes that
- * have gone, updated under flock(LOCK_EX) on it.  Readers index counters
+ * adds and read without locks.  The device's "retired.<UID>" files in the
+ * same directory have the same layout (pid 0): the sum over the processes
+ * that have gone, one file per user that folded them (no user writes
+ * another's), updated under flock(LOCK_EX) on the directory.  Readers index counters
  * by position: bump UROCE_STATS_VERSION when UROCE_STAT_LIST changes
  * other than by appending. */
 #define UROCE_STATS_MAGIC 0x75726f63u /* "uroc" */
 #define UROCE_STATS_VERSION 1
-#define UROCE_STATS_RETIRED "retired"
+#define UROCE_STATS_RETIRED "retired" /* ".<uid>" follows; older builds wrote "retired" */
 struct uroce_stats_shm {
 	uint32_t magic;
 	uint32_t version;
@@ -95,10 +96,14 @@ struct uroce_stats_shm {
 const char *uroce_stat_name(enum uroce_stat e);
 /* The device's record directory: NSDIR/stats/DEV. */
 int uroce_stats_dir(char *buf, size_t len, const char *nsdir, const char *dev);
-/* Create it, writable by every user of the device (mode 01777, as /tmp). */
-int uroce_stats_mkdir(const char *nsdir, const char *dev);
-/* Sum the retired record and every process record of DIR into TOTAL,
- * consistently (under the retired file's lock).  Records of dead processes
+/* Create it for the users of the device whose node has owner UID, group
+ * GID and mode NODE_MODE: those who may write the node may add records
+ * (sticky: none removes another's), those who may read it may read them
+ * (docs/security.md); 0666 gives 01777, as /tmp. */
+int uroce_stats_mkdir(const char *nsdir, const char *dev, uid_t uid, gid_t gid,
+		      mode_t node_mode);
+/* Sum the retired records and every process record of DIR into TOTAL,
+ * consistently (under the directory's lock).  Records of dead processes
  * are folded into the retired record and removed where the caller may.
  * With EACH, it is called for every live process's record. */
 int uroce_stats_collect(const char *dir, uint64_t total[UROCE_STAT_COUNT],

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * The shared QPN table: /dev/shm/uroce-<ns>-<netdev>.qpn2, one 64-bit owner word
- * per QPN = pid << 32 | low 32 bits of the owner's start time (so a reused
- * pid is not mistaken for the owner).  Lock-free: compare-and-swap only.
+ * The shared QPN table: /dev/shm/uroce-<ns>-<netdev>.u<UID>.qpn3, one 64-bit
+ * owner word per QPN = pid << 32 | low 32 bits of the owner's start time (so
+ * a reused pid is not mistaken for the owner), then the owners' forwarding
+ * ports.  Lock-free: compare-and-swap only.
+ *
+ * One table per user, mode 0600: the processes that share a device's
+ * addresses are those of one user (SO_REUSEPORT's rule, see
+ * transport_udp.c), so no other user needs to read it, and none may claim
+ * QPNs or rewrite forwarding ports in it (docs/security.md).  (".qpn2" was
+ * one table for all users, mode 0666.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +25,7 @@
 #include "qpn.h"
 #include "registry.h"
 
-#define QPN_MAGIC 0x75726f6365716e32ULL /* "uroceqn2" */
+#define QPN_MAGIC 0x75726f6365716e33ULL /* "uroceqn3" */
 
 struct qpn_shared {
 	uint64_t magic;
@@ -54,6 +61,31 @@ static int owner_alive(uint64_t word)
 	return (uint32_t)uroce_proc_starttime(pid) == (uint32_t)word;
 }
 
+/* Open (creating) PATH, a file only we may write: refuse one that another
+ * user made under our name in /dev/shm (root takes the name back). */
+static int open_own(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	for (int tries = 0; tries < 2; tries++) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+		if (fd < 0 && errno != EACCES && errno != EPERM && errno != ELOOP)
+			return -1;
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		    st.st_uid == geteuid() && !fchmod(fd, 0600))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		if (geteuid() != 0 || tries || unlink(path))
+			break;
+	}
+	fprintf(stderr, "uroce: %s belongs to another user or is not a plain file: "
+		"refusing it (remove it)\n", path);
+	errno = EPERM;
+	return -1;
+}
+
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots)
 {
 	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * (sizeof(uint64_t) + sizeof(uint32_t));
@@ -62,11 +94,10 @@ struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uin
 	struct stat st;
 	int fd;
 
-	uroce_qpn_file(path, sizeof(path), nsid, netdev);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	uroce_qpn_file(path, sizeof(path), nsid, netdev, geteuid());
+	fd = open_own(path);
 	if (fd < 0)
 		return NULL;
-	fchmod(fd, 0666); /* every user of the device allocates QPNs */
 	if (fstat(fd, &st) || (st.st_size < (off_t)len && ftruncate(fd, len))) {
 		close(fd);
 		return NULL;

@@ -298,14 +298,33 @@ int uroce_reg_remove(const char *nsdir, const char *name)
 	return unlink(path) ? -errno : 0;
 }
 
-void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev)
+void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid)
 {
-	snprintf(buf, len, "/dev/shm/uroce-%s-%s.qpn2", nsid, netdev);
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.u%u.qpn3", nsid, netdev, (unsigned int)uid);
+}
+
+void uroce_qpn_files_remove(const char *nsid, const char *netdev)
+{
+	char prefix[128];
+	struct dirent *e;
+	DIR *d = opendir("/dev/shm");
+	size_t len = (size_t)snprintf(prefix, sizeof(prefix), "uroce-%s-%s.", nsid, netdev);
+
+	if (!d || len >= sizeof(prefix)) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	/* Every user's table (.u<UID>.qpn3), and an older build's (.qpn2). */
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, len))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 }
 
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */
 
-int uroce_cdev_create(void)
+int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode)
 {
 	int ret = uroce_mkdirs(UROCE_CDEV_DIR, 0755);
 
@@ -315,9 +334,16 @@ int uroce_cdev_create(void)
 		char path[64];
 
 		snprintf(path, sizeof(path), UROCE_CDEV_DIR "/uverbs%d", n);
-		if (mknod(path, S_IFCHR | 0666,
+		if (mknod(path, S_IFCHR | 0600,
 			  makedev(UROCE_CDEV_MAJOR, UROCE_CDEV_MINOR)) == 0) {
-			chmod(path, 0666); /* not narrowed by the umask: any user may open it */
+			/* Owner and group first, then the mode (not narrowed by
+			 * the umask): never wider than asked, even for a moment. */
+			if (chown(path, uid, gid) || chmod(path, mode & 0666)) {
+				int err = -errno;
+
+				unlink(path);
+				return err;
+			}
 			return n;
 		}
 		if (errno != EEXIST)

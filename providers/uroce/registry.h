@@ -55,11 +55,15 @@ int uroce_reg_find(const char *nsdir, const char *name, struct uroce_dev_rec *re
 int uroce_reg_save(const char *nsdir, const struct uroce_dev_rec *rec);
 int uroce_reg_remove(const char *nsdir, const char *name);
 
-/* The shared QPN table of the devices on NETDEV in namespace NSID (qpn.c). */
-void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev);
+/* The shared QPN table of user UID's processes using the devices on NETDEV
+ * in namespace NSID (qpn.c); removing every user's. */
+void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid);
+void uroce_qpn_files_remove(const char *nsid, const char *netdev);
 
-/* Create the lowest free /dev/infiniband/uverbsN; returns N or -errno. */
-int uroce_cdev_create(void);
+/* Create the lowest free /dev/infiniband/uverbsN with owner UID, group GID
+ * and MODE (who may use the device, as for a real uverbs node: see
+ * docs/security.md); returns N or -errno. */
+int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode);
 int uroce_cdev_remove(int n);
 
 /*

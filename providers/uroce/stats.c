@@ -3,12 +3,13 @@
  * Where the counters live (docs/stats.md).  Each process using a device
  * publishes one record file, NSDIR/stats/DEV/PID (PID.N if that name is
  * taken), mapped shared: the engine counts straight into it and `uroce
- * stat` reads it.  When the engine stops, the record is folded into the
- * device's "retired" record and removed; a record whose writer died
- * without doing so (its pid gone, or reused: the start time differs) is
- * folded by the next attach or `uroce stat`.  Every fold happens under
- * flock(LOCK_EX) on the retired file, and readers sum under the same
- * lock, so a process's counts are never seen twice or not at all.
+ * stat` reads it.  When the engine stops, the record is removed and folded
+ * into its user's "retired.<uid>" record (each user writes only its own);
+ * a record whose writer died without doing so (its pid gone, or reused:
+ * the start time differs) is folded by the next attach or `uroce stat` of
+ * its user or root.  Every fold happens under flock(LOCK_EX) on the
+ * directory, and readers sum under the same lock, so a process's counts
+ * are never seen twice or not at all.
  *
  * Compiled into the provider and (with UROCE_STATS_NO_ENGINE) into the
  * uroce command, which uses the functions declared in <uroce/stats.h>.
@@ -67,7 +68,26 @@ int uroce_stats_dir(char *buf, size_t len, const char *nsdir, const char *dev)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int uroce_stats_mkdir(const char *nsdir, const char *dev)
+/* The directory mode that gives each class of the node's users (owner,
+ * group, others) what the node gives it: w -> may add records (wx), r ->
+ * may read them (rx); sticky, so that no one removes another's. */
+static mode_t dir_mode(mode_t node_mode)
+{
+	mode_t m = S_ISVTX;
+
+	for (int shift = 0; shift <= 6; shift += 3) {
+		mode_t cls = (node_mode >> shift) & 7;
+
+		if (cls & 4)
+			m |= 5 << shift;
+		if (cls & 2)
+			m |= 3 << shift;
+	}
+	return m;
+}
+
+int uroce_stats_mkdir(const char *nsdir, const char *dev, uid_t uid, gid_t gid,
+		      mode_t node_mode)
 {
 	char path[PATH_MAX];
 	int ret;
@@ -78,39 +98,24 @@ int uroce_stats_mkdir(const char *nsdir, const char *dev)
 		return ret;
 	if ((ret = uroce_stats_dir(path, sizeof(path), nsdir, dev)))
 		return ret;
-	if (mkdir(path, 01777))
-		return errno == EEXIST ? 0 : -errno;
-	/* Every user of the device writes its record here; the sticky bit
-	 * keeps them from removing each other's (the umask would not). */
-	return chmod(path, 01777) ? -errno : 0;
+	/* Made private first, opened up once it has its owner and group. */
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (chown(path, uid, gid) || chmod(path, dir_mode(node_mode)))
+		return -errno;
+	return 0;
 }
 
-/* Open DIR's retired file (creating it if CREATE; read-only if that is all
- * the caller may) and lock it, waiting a second at most: a stuck holder
- * must not stop programs from opening the device.  fd or -errno. */
-static int lock_retired(const char *dir, bool create, bool *writable)
+/* Lock the record directory DIR (flock on the directory itself: anyone
+ * who may read it may take it, no file to create), waiting a second at
+ * most: a stuck holder must not stop programs from opening the device.
+ * The directory's fd, or -errno. */
+static int lock_dir(const char *dir)
 {
-	char path[PATH_MAX];
-	struct stat st;
-	int fd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (snprintf(path, sizeof(path), "%s/" UROCE_STATS_RETIRED, dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	*writable = true;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (create ? O_CREAT : 0), 0666);
-	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
-		*writable = false;
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	}
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		close(fd);
-		return -EINVAL;
-	}
-	/* Whoever folds a record writes it: all users (as the QPN table). */
-	if (*writable && st.st_uid == geteuid() && (st.st_mode & 07777) != 0666)
-		fchmod(fd, 0666);
 	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB); i++) {
 		struct timespec ts = { 0, 5 * 1000 * 1000 };
 
@@ -119,6 +124,27 @@ static int lock_retired(const char *dir, bool create, bool *writable)
 			return -EWOULDBLOCK;
 		}
 		nanosleep(&ts, NULL);
+	}
+	return fd;
+}
+
+/* Our own retired file in DIRFD, retired.<euid>, created if need be:
+ * only we write it.  fd or -errno. */
+static int open_retired_mine(int dirfd)
+{
+	char name[64];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof(name), UROCE_STATS_RETIRED ".%u", (unsigned int)geteuid());
+	fd = openat(dirfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+	if (fd < 0)
+		return -errno;
+	/* Someone else's file under our name (made before we came): not ours. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
 	}
 	return fd;
 }
@@ -191,69 +217,119 @@ static void snapshot(struct uroce_stats_shm *m, struct uroce_stats_shm *out)
 		out->counters[i] = __atomic_load_n(&m->counters[i], __ATOMIC_RELAXED);
 }
 
-/* The work of uroce_stats_collect with LFD (the retired file, locked and
- * WRITABLE, or -1: read what is there, fold nothing). */
-static int collect_locked(int lfd, bool writable, const char *dir, uint64_t total[UROCE_STAT_COUNT],
-			  void (*each)(const struct uroce_stats_shm *rec, void *arg), void *arg)
+/* A record file's name: the writer's PID, or PID.N. */
+static bool is_record(const char *name)
 {
-	const char *dev = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	return name[0] >= '0' && name[0] <= '9';
+}
+
+/* Fold the records of dead writers in DIRFD (locked) into our retired
+ * file: those we may remove (ours; any, for root: the directory is
+ * sticky).  A record is removed before it is added, so a crash in between
+ * loses its counts rather than counting them twice. */
+static void fold_dead(int dirfd, const char *dev)
+{
 	struct uroce_stats_shm r;
 	struct dirent *e;
-	int dirfd;
-	DIR *d;
+	int mine = -1, dfd = dup(dirfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 
-	memset(total, 0, UROCE_STAT_COUNT * sizeof(total[0]));
-	if (lfd >= 0) {
-		retired_load(lfd, &r, dev);
-		memcpy(total, r.counters, UROCE_STAT_COUNT * sizeof(total[0]));
-	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return -errno;
-	d = fdopendir(dirfd);
 	if (!d) {
-		close(dirfd);
-		return -ENOMEM;
+		if (dfd >= 0)
+			close(dfd);
+		return;
 	}
+	rewinddir(d); /* the dup shares DIRFD's position */
 	while ((e = readdir(d))) {
 		struct uroce_stats_shm *m;
+		struct stat st;
 		size_t len;
-		bool alive;
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue; /* ".", "..", retired */
+		if (!is_record(e->d_name) || fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    (st.st_uid != geteuid() && geteuid() != 0))
+			continue;
 		m = map_record(dirfd, e->d_name, &len);
 		if (!m)
 			continue;
 		snapshot(m, &r);
 		munmap(m, len);
-		alive = writer_alive(r.pid, r.starttime);
-		/* A dead writer's record: fold it, if we may remove it (else
-		 * it is still counted, as it is). */
-		if (!alive && lfd >= 0 && writable && unlinkat(dirfd, e->d_name, 0) == 0)
-			retired_add(lfd, dev, r.counters);
+		if (writer_alive(r.pid, r.starttime))
+			continue;
+		if (mine < 0 && (mine = open_retired_mine(dirfd)) < 0)
+			break;
+		if (unlinkat(dirfd, e->d_name, 0) == 0)
+			retired_add(mine, dev, r.counters);
+	}
+	closedir(d);
+	if (mine >= 0)
+		close(mine);
+}
+
+/* Sum every retired file ("retired.<uid>", and an older build's
+ * "retired") and every record of DIRFD into TOTAL. */
+static void sum_all(int dirfd, const char *dev, uint64_t total[UROCE_STAT_COUNT],
+		    void (*each)(const struct uroce_stats_shm *rec, void *arg), void *arg)
+{
+	struct uroce_stats_shm r;
+	struct dirent *e;
+	int dfd = dup(dirfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	memset(total, 0, UROCE_STAT_COUNT * sizeof(total[0]));
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	rewinddir(d); /* the dup shares DIRFD's position */
+	while ((e = readdir(d))) {
+		struct uroce_stats_shm *m;
+		size_t len;
+		bool alive = false;
+
+		if (!strncmp(e->d_name, UROCE_STATS_RETIRED, strlen(UROCE_STATS_RETIRED))) {
+			int fd = openat(dirfd, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+			if (fd < 0)
+				continue;
+			retired_load(fd, &r, dev);
+			close(fd);
+		} else if (is_record(e->d_name) && (m = map_record(dirfd, e->d_name, &len))) {
+			snapshot(m, &r);
+			munmap(m, len);
+			alive = writer_alive(r.pid, r.starttime);
+		} else {
+			continue;
+		}
 		for (int i = 0; i < UROCE_STAT_COUNT; i++)
 			total[i] += r.counters[i];
 		if (alive && each)
 			each(&r, arg);
 	}
 	closedir(d);
-	return 0;
 }
 
 int uroce_stats_collect(const char *dir, uint64_t total[UROCE_STAT_COUNT],
 			void (*each)(const struct uroce_stats_shm *rec, void *arg), void *arg)
 {
-	bool writable = false;
-	int lfd = lock_retired(dir, false, &writable);
-	int ret;
+	const char *dev = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	int dirfd = lock_dir(dir);
 
-	/* No retired file yet: no process has attached, or it was removed;
-	 * unlocked, read what there is all the same. */
-	ret = collect_locked(lfd, writable, dir, total, each, arg);
-	if (lfd >= 0)
-		close(lfd);
-	return ret;
+	if (dirfd == -EWOULDBLOCK) {
+		/* A stuck lock holder: read what there is, unlocked, fold nothing. */
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			return -errno;
+		sum_all(dirfd, dev, total, each, arg);
+		close(dirfd);
+		return 0;
+	}
+	if (dirfd < 0)
+		return dirfd;
+	fold_dead(dirfd, dev);
+	sum_all(dirfd, dev, total, each, arg);
+	close(dirfd);
+	return 0;
 }
 
 #ifndef UROCE_STATS_NO_ENGINE
@@ -281,8 +357,6 @@ static int publish(struct uroce_engine *eng)
 		.pid = getpid(),
 	};
 	char nsdir[PATH_MAX];
-	uint64_t total[UROCE_STAT_COUNT];
-	bool writable;
 	struct stat st;
 	void *m;
 	int ret, lfd, fd = -1;
@@ -292,22 +366,15 @@ static int publish(struct uroce_engine *eng)
 	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))) ||
 	    (ret = uroce_stats_dir(p->dir, sizeof(p->dir), nsdir, eng->devname)))
 		goto out;
-	/* Made by `uroce link add`; for older registries, by the first user
-	 * that may (a user that may not keeps its counters private). */
-	if (access(p->dir, F_OK) && (ret = uroce_stats_mkdir(nsdir, eng->devname)))
-		goto out;
-	lfd = lock_retired(p->dir, true, &writable);
+	/* Made by `uroce link add`, with the rights of the device node; a
+	 * user who may not write there keeps its counters private. */
+	lfd = lock_dir(p->dir);
 	if (lfd < 0) {
 		ret = lfd;
 		goto out;
 	}
-	if (!writable) {
-		close(lfd);
-		ret = -EACCES;
-		goto out;
-	}
 	/* Fold the records of processes that died without detaching. */
-	collect_locked(lfd, writable, p->dir, total, NULL, NULL);
+	fold_dead(lfd, eng->devname);
 	/* PID.N if PID is taken: a second engine of this process for the device
 	 * while the first is still stopping, or our image before an exec. */
 	for (int n = 0; n < 16 && fd < 0; n++) {
@@ -327,7 +394,9 @@ static int publish(struct uroce_engine *eng)
 		close(lfd);
 		goto out;
 	}
-	fchmod(fd, 0644); /* readable by `uroce stat` of any user */
+	/* Readable by `uroce stat` of whoever may read the directory (the
+	 * device's users), written only by us. */
+	fchmod(fd, 0644);
 	init.starttime = uroce_proc_starttime(init.pid);
 	snprintf(init.device, sizeof(init.device), "%s", eng->devname);
 	m = MAP_FAILED;
@@ -374,9 +443,8 @@ void uroce_stats_detach(struct uroce_engine *eng)
 {
 	struct published *p = NULL, **pp;
 	struct uroce_stats_shm last;
-	bool writable;
 	struct stat st;
-	int lfd;
+	int lfd, mine;
 
 	if (!eng->stats)
 		return;
@@ -404,11 +472,14 @@ void uroce_stats_detach(struct uroce_engine *eng)
 	 * the lock cannot be had, the record stays: once we are gone, the
 	 * next attach or `uroce stat` folds it.  (Gone already: the device
 	 * was deleted, or someone folded it.) */
-	lfd = lock_retired(p->dir, false, &writable);
+	lfd = lock_dir(p->dir);
 	if (lfd >= 0) {
-		if (writable && !stat(p->path, &st) && st.st_dev == p->dev &&
+		mine = open_retired_mine(lfd);
+		if (mine >= 0 && !stat(p->path, &st) && st.st_dev == p->dev &&
 		    st.st_ino == p->ino && !unlink(p->path))
-			retired_add(lfd, eng->devname, last.counters);
+			retired_add(mine, eng->devname, last.counters);
+		if (mine >= 0)
+			close(mine);
 		close(lfd);
 	}
 	free(p);

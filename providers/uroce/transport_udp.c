@@ -9,7 +9,10 @@
  * on to that process's forwarding socket (UDP on the device's first
  * address, an ephemeral port published in the QPN table).  After a
  * connection's first packet its owner opens a socket connected to the
- * peer, which the kernel prefers: forwarding is the exception.
+ * peer, which the kernel prefers: forwarding is the exception.  The kernel
+ * lets only sockets of one effective uid share ADDR:4791, so the processes
+ * on a device's addresses are one user's at a time: another user's
+ * engine fails with EADDRINUSE and says so (docs/security.md).
  *
  * Packets leave through unconnected sockets bound to (source GID address,
  * the QP's UDP source port), with IP_PMTUDISC_DO: the kernel then writes
@@ -101,6 +104,57 @@ static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifin
 	return fd;
 }
 
+/* The uid of a socket bound to IP16:PORT in this namespace (from
+ * /proc/net/udp[6], which prints each 32-bit word as the host reads it);
+ * -1 if none is found. */
+static long bound_uid(int family, const uint8_t *ip16, uint16_t port)
+{
+	char want[64], line[512], local[64];
+	const uint8_t *ip = family == AF_INET ? ip16 + 12 : ip16;
+	int words = family == AF_INET ? 1 : 4, n = 0;
+	unsigned long uid;
+	long found = -1;
+	FILE *f;
+
+	for (int i = 0; i < words; i++) {
+		uint32_t w;
+
+		memcpy(&w, ip + 4 * i, 4);
+		n += snprintf(want + n, sizeof(want) - n, "%08X", w);
+	}
+	snprintf(want + n, sizeof(want) - n, ":%04X", port);
+	f = fopen(family == AF_INET ? "/proc/net/udp" : "/proc/net/udp6", "re");
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %63s %*s %*s %*s %*s %*s %lu", local, &uid) == 2 &&
+		    !strcmp(local, want))
+			found = (long)uid;
+	fclose(f);
+	return found;
+}
+
+/*
+ * ADDR:4791 is bound by sockets we may not join: SO_REUSEPORT groups only
+ * sockets of one effective uid, so the processes of two users cannot share
+ * a device's address (docs/security.md).  Say so once, in one line.
+ */
+static int addr_in_use(struct uroce_engine *eng, int family, const uint8_t *ip16)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+	long uid = bound_uid(family, ip16, ROCE_PORT);
+
+	inet_ntop(family, family == AF_INET ? ip16 + 12 : ip16, addr, sizeof(addr));
+	if (uid >= 0 && uid != (long)geteuid())
+		fprintf(stderr, "uroce: %s: %s port %d is in use by processes of uid %ld; "
+			"processes of different users cannot share a device address "
+			"(see uroce's docs/security.md)\n", eng->devname, addr, ROCE_PORT, uid);
+	else
+		fprintf(stderr, "uroce: %s: %s port %d is in use by a socket uroce cannot "
+			"share (another user's, or not SO_REUSEPORT)\n", eng->devname, addr, ROCE_PORT);
+	return -EADDRINUSE;
+}
+
 int uroce_udp_open(struct uroce_engine *eng)
 {
 	struct uroce_netdev nd;
@@ -116,6 +170,8 @@ int uroce_udp_open(struct uroce_engine *eng)
 		int fd = bound_socket(family, nd.addrs[i], ROCE_PORT, nd.ifindex);
 		struct epoll_event ev = { .events = EPOLLIN };
 
+		if (fd == -EADDRINUSE)
+			return addr_in_use(eng, family, nd.addrs[i]);
 		if (fd < 0)
 			continue; /* e.g. a tentative IPv6 address: not usable yet */
 		ev.data.u64 = eng->n_rx;

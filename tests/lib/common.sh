@@ -46,11 +46,13 @@ use_private_registry() {
 	on_exit "rm -rf '$UROCE_RUNDIR'"
 }
 
-# Add a device and delete it at exit: add_dev NAME IFACE [NETNS]
+# Add a device and delete it at exit: add_dev NAME IFACE [NETNS [OPTION VALUE...]]
+# (options of `uroce link add`, e.g. mode 0660)
 add_dev() {
 	local name=$1 ifc=$2 ns=${3:-}
+	shift $(( $# < 3 ? $# : 3 ))
 	if [ -n "$ns" ]; then
-		ip netns exec "$ns" "$UROCE" link add "$name" netdev "$ifc"
+		ip netns exec "$ns" "$UROCE" link add "$name" netdev "$ifc" "$@"
 		on_exit "ip netns exec '$ns' '$UROCE' link del '$name'"
 	else
 		"$UROCE" link add "$name" netdev "$ifc"
