@@ -38,10 +38,16 @@ pass() { echo "ok: $*"; }
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, /dev/infiniband nodes)"; }
 
+# What a test creates in shared places is noted in the build tree's ledger,
+# which tests/lib/leaks.sh checks at the end of the suite.
+LEDGER=$(dirname "$(dirname "$UROCE")")/tests/created.ledger
+note_created() { [ ! -d "$(dirname "$LEDGER")" ] || echo "$*" >>"$LEDGER"; }
+
 # A private registry for this test.
 use_private_registry() {
 	UROCE_RUNDIR=$(mktemp -d /tmp/uroce-test.XXXXXX)
 	export UROCE_RUNDIR
+	note_created dir "$UROCE_RUNDIR"
 	chmod 755 "$UROCE_RUNDIR"
 	on_exit "rm -rf '$UROCE_RUNDIR'"
 }
@@ -62,6 +68,7 @@ add_dev() {
 
 # A network namespace that is removed at exit: make_ns NAME
 make_ns() {
+	note_created netns "$1"
 	ip netns add "$1"
 	on_exit "ip netns del '$1'"
 	ip -n "$1" link set lo up

@@ -1,0 +1,70 @@
+#!/bin/bash
+# What the tests leave behind (run first and last by meson, see
+# tests/meson.build):
+#   leaks.sh start  LEDGER SNAPSHOT   empties the ledger, notes what exists
+#   leaks.sh check  LEDGER SNAPSHOT   fails if anything the tests made is left
+# A leak is: a network namespace or private registry a test noted in the
+# ledger (common.sh: make_ns, use_private_registry) that still exists; a
+# registry, uverbs node or /dev/shm file of a dead network namespace
+# (`uroce link prune -n`) that appeared during the run; a /dev/infiniband
+# node that appeared during the run and that no registry names.
+# The machine may be shared: things other people make while the suite runs
+# are not in the ledger, and are alive, so they are not counted.
+set -euo pipefail
+. "$(dirname "$0")/wait.sh"
+: "${UROCE:?UROCE must name the uroce binary}"
+mode=$1 ledger=$2 snap=$3
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+
+# One line per thing that may leak: KIND PATH.
+inventory() {
+	ls -d /run/uroce/ns-* 2>/dev/null | sed 's/^/registry /' || true
+	ls -d /dev/shm/uroce-* 2>/dev/null | sed 's/^/shm /' || true
+	ls -d /dev/infiniband/uverbs* 2>/dev/null | sed 's/^/node /' || true
+}
+
+case $mode in
+start)
+	: >"$ledger"
+	inventory | sort >"$snap"
+	echo "noted $(wc -l <"$snap") registries, /dev/shm files and nodes"
+	exit 0 ;;
+check) ;;
+*) echo "usage: $0 start|check LEDGER SNAPSHOT" >&2; exit 2 ;;
+esac
+[ -f "$snap" ] || { echo "SKIP: no snapshot (run the whole suite)"; exit 77; }
+leaks=()
+
+# 1. What the tests noted.
+while read -r kind what; do
+	case $kind in
+	netns) ip netns list | awk '{print $1}' | grep -qxF "$what" && leaks+=("network namespace $what") ;;
+	dir) [ -e "$what" ] && leaks+=("registry $what") ;;
+	esac
+done < <(sort -u "$ledger" 2>/dev/null || true)
+
+# 2. Dead namespaces' registries, nodes and QPN tables that are new.
+dead=$(UROCE_RUNDIR= "$UROCE" link prune -n) || { echo "FAIL: uroce link prune -n"; exit 1; }
+while read -r kind path; do
+	[ -n "$kind" ] || continue
+	grep -qxF "$kind $path" "$snap" || leaks+=("$kind $path of a dead network namespace")
+done <<<"$dead"
+
+# 3. New nodes no registry names (a registry removed without `link del`);
+# a node someone is adding right now gets its record within moments.
+named() {
+	cat /run/uroce/ns-*/devices/* /tmp/uroce-*/ns-*/devices/* 2>/dev/null |
+		grep -qx "uverbs ${1#/dev/infiniband/uverbs}"
+}
+named_or_gone() { [ ! -e "$1" ] || named "$1"; }
+for node in /dev/infiniband/uverbs*; do
+	[ -e "$node" ] || continue
+	grep -qxF "node $node" "$snap" && continue
+	wait_until 5 named_or_gone "$node" || leaks+=("node $node that no registry names")
+done
+
+if [ ${#leaks[@]} -gt 0 ]; then
+	printf 'FAIL: left behind: %s\n' "${leaks[@]}"
+	exit 1
+fi
+echo "ok: the tests left nothing behind ($(sort -u "$ledger" | grep -c . || true) namespaces and registries noted)"
