@@ -10,6 +10,9 @@ IMPAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/impair
 impaired_pair_with_devices() {
 	local wire
 	ID=uro$1$(uniq_id)
+	note_created netns $ID-a
+	note_created netns $ID-w
+	note_created netns $ID-b
 	on_exit "'$IMPAIR' down $ID"
 	wire=$("$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
