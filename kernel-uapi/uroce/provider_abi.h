@@ -5,17 +5,96 @@
  * rdma-core does not install the header that defines the structures a
  * provider plugin exchanges with libibverbs, so we declare them here from
  * the ABI facts: field order, types and sizes exactly as libibverbs of a
- * given PABI lays them out.  Every structure below is read or written by
- * libibverbs itself, so a single misplaced field is a memory corruption.
- * The _Static_asserts at the end pin what we verified against the real
- * library (tests/unit/test_abi.c checks the dynamic facts).
+ * given rdma-core release lays them out.  Every structure below is read or
+ * written by libibverbs itself, so a single misplaced field is a memory
+ * corruption.  The _Static_asserts at the end pin what we verified against
+ * the real libraries (docs/rdma-core-versions.md, tests/releases/).
  *
- * Supported: PABI 34 (rdma-core 44, Debian 12).  A later PABI gets its own
- * section guarded by UROCE_PABI; nothing outside this header may depend on
- * the layout of these structures beyond what libibverbs documents.
+ * The PABI number alone does not fix the layout (rdma-core grew
+ * verbs_context_ops and the public ibv_qp_ex inside PABI 34 and 59), so a
+ * build targets one rdma-core *release*: meson passes UROCE_RDMA_CORE, the
+ * major version of the installed libibverbs (pkg-config: 1.<n>.<major>.<minor>).
+ * Public structures (verbs_context, ibv_qp_ex inside verbs_qp, ibv_port_attr)
+ * follow that release's own <infiniband/verbs.h>.
  */
 #ifndef UROCE_PROVIDER_ABI_H
 #define UROCE_PROVIDER_ABI_H
+
+/*
+ * The layouts we support, one row each.  A build is for exactly one row; the
+ * provider refuses to register under a libibverbs outside its row
+ * (providers/uroce/abi_guard.c).
+ *
+ *   rdma-core  PABI  ops  ibv_qp_ex  verbs_context  shipped by
+ *   44         34    76   352        648            Debian 12, RHEL 9.2
+ *   45-56      34    76   360        648            Debian 13 (56.1), Ubuntu 24.04 (50),
+ *                                                   Fedora 40-42, RHEL 9.3-9.6
+ *   65         65    93   360        696            Debian sid/forky (65.0)
+ *
+ * Not supported (no row): <= 43 (smaller ibv_qp_ex), 57-64 (PABI 57/59/64,
+ * ops inserted in the middle of the table by 59, 62 and 64).
+ */
+#define PABI_SUPPORTED "44, 45-56, 65"
+
+#if !defined(UROCE_RDMA_CORE)
+#error "uroce: UROCE_RDMA_CORE (the rdma-core major version) must be defined by the build"
+#elif UROCE_RDMA_CORE == 44
+#define PABI_FIRST 44
+#define PABI_LAST 44
+#define PABI_VERSION 34
+#define PABI_OPS 76
+#define PABI_QP_EX_SIZE 352
+#define PABI_VERBS_CONTEXT_SIZE 648
+#elif UROCE_RDMA_CORE >= 45 && UROCE_RDMA_CORE <= 56
+#define PABI_FIRST 45
+#define PABI_LAST 56
+#define PABI_VERSION 34
+#define PABI_OPS 76
+#define PABI_QP_EX_SIZE 360
+#define PABI_VERBS_CONTEXT_SIZE 648
+#elif UROCE_RDMA_CORE == 65
+#define PABI_FIRST 65
+#define PABI_LAST 65
+#define PABI_VERSION 65
+#define PABI_OPS 93
+#define PABI_QP_EX_SIZE 360
+#define PABI_VERBS_CONTEXT_SIZE 696
+#elif !defined(UROCE_ABI_PROBE)
+#error "uroce: this rdma-core release has no layout row here (supported: " PABI_SUPPORTED ")"
+#endif
+
+/* Ops (and ibv_qp_ex members) a release added: the row's text, or nothing. */
+#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 45
+#define PABI_SINCE_45(...) __VA_ARGS__
+#else
+#define PABI_SINCE_45(...)
+#endif
+#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 59
+#define PABI_SINCE_59(...) __VA_ARGS__
+#else
+#define PABI_SINCE_59(...)
+#endif
+#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 62
+#define PABI_SINCE_62(...) __VA_ARGS__
+#else
+#define PABI_SINCE_62(...)
+#endif
+#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 64
+#define PABI_SINCE_64(...) __VA_ARGS__
+#else
+#define PABI_SINCE_64(...)
+#endif
+#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 65
+#define PABI_SINCE_65(...) __VA_ARGS__
+#else
+#define PABI_SINCE_65(...)
+#endif
+
+#define PABI_STR_(x) #x
+#define PABI_STR(x) PABI_STR_(x)
+
+/* meson's probe (UROCE_ABI_PROBE) reads only the table above. */
+#if !defined(UROCE_ABI_PROBE)
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,14 +103,6 @@
 #include <sys/types.h>
 #include <time.h>
 #include <infiniband/verbs.h>
-
-#ifndef UROCE_PABI
-#define UROCE_PABI 34
-#endif
-
-#if UROCE_PABI != 34
-#error "uroce: only the provider ABI 34 (rdma-core 44) is declared"
-#endif
 
 /* ccan's intrusive doubly linked list node, embedded in libibverbs' lists. */
 struct pabi_list_node {
@@ -156,11 +227,17 @@ struct verbs_cq {
  * libibverbs' defaults, which fail with EOPNOTSUPP.
  */
 struct verbs_context_ops {
-	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
-			 uint32_t flags, struct ibv_sge *sg_list,
+	int (*advise_mr)(struct ibv_pd *pd,
+			 enum ibv_advise_mr_advice advice,
+			 uint32_t flags,
+			 struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+	PABI_SINCE_64(void *(*alloc_buf)(struct ibv_pd *pd, size_t size,
+				   struct ibv_buf **buf);)
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+	PABI_SINCE_59(struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+					       struct ibv_dmah_init_attr *attr);)
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(
@@ -169,8 +246,7 @@ struct verbs_context_ops {
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
 	struct ibv_td *(*alloc_td)(struct ibv_context *context,
 				   struct ibv_td_init_attr *init_attr);
-	void (*async_event)(struct ibv_context *context,
-			    struct ibv_async_event *event);
+	void (*async_event)(struct ibv_context *context, struct ibv_async_event *event);
 	int (*attach_counters_point_flow)(struct ibv_counters *counters,
 					  struct ibv_counter_attach_attr *attr,
 					  struct ibv_flow *flow);
@@ -180,38 +256,44 @@ struct verbs_context_ops {
 		       struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
-	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-	struct ibv_counters *(*create_counters)(
-		struct ibv_context *context,
-		struct ibv_counters_init_attr *init_attr);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
+				    struct ibv_ah_attr *attr);
+	PABI_SINCE_65(struct ibv_comp_cntr *(*create_comp_cntr)(struct ibv_context *context,
+							  struct ibv_comp_cntr_init_attr *attr);)
+	struct ibv_counters *(*create_counters)(struct ibv_context *context,
+						struct ibv_counters_init_attr *init_attr);
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
-	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
-					  struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_cq_ex *(*create_cq_ex)(
+		struct ibv_context *context,
+		struct ibv_cq_init_attr_ex *init_attr);
 	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
 					struct ibv_flow_attr *flow_attr);
-	struct ibv_flow_action *(*create_flow_action_esp)(
-		struct ibv_context *context,
-		struct ibv_flow_action_esp_attr *attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(struct ibv_context *context,
+							  struct ibv_flow_action_esp_attr *attr);
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
 				    struct ibv_qp_init_attr *attr);
-	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
-				       struct ibv_qp_init_attr_ex *attr);
+	struct ibv_qp *(*create_qp_ex)(
+		struct ibv_context *context,
+		struct ibv_qp_init_attr_ex *qp_init_attr_ex);
 	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(
 		struct ibv_context *context,
 		struct ibv_rwq_ind_table_init_attr *init_attr);
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
-				      struct ibv_srq_init_attr *attr);
-	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
-					 struct ibv_srq_init_attr_ex *attr);
+				      struct ibv_srq_init_attr *srq_init_attr);
+	struct ibv_srq *(*create_srq_ex)(
+		struct ibv_context *context,
+		struct ibv_srq_init_attr_ex *srq_init_attr_ex);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *wq_init_attr);
+	PABI_SINCE_59(int (*dealloc_dmah)(struct ibv_dmah *dmah);)
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+	PABI_SINCE_65(int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);)
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -222,14 +304,20 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+	PABI_SINCE_62(int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);)
+	PABI_SINCE_64(void (*free_buf)(struct ibv_buf *buf);)
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
 	struct ibv_dm *(*import_dm)(struct ibv_context *context,
 				    uint32_t dm_handle);
-	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd,
+				    uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+	PABI_SINCE_65(int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);)
+	PABI_SINCE_65(int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					 uint64_t amount);)
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -242,8 +330,9 @@ struct verbs_context_ops {
 	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
 	struct ibv_qp *(*open_qp)(struct ibv_context *context,
 				  struct ibv_qp_open_attr *attr);
-	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context,
-				      struct ibv_xrcd_init_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(
+		struct ibv_context *context,
+		struct ibv_xrcd_init_attr *xrcd_init_attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
@@ -253,6 +342,12 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+	PABI_SINCE_65(int (*qp_attach_comp_cntr)(struct ibv_qp *qp,
+					   struct ibv_comp_cntr *comp_cntr,
+					   struct ibv_qp_attach_comp_cntr_attr *attr);)
+	PABI_SINCE_65(int (*query_comp_cntr_caps)(struct ibv_context *context,
+					    struct ibv_comp_cntr_caps *caps,
+					    size_t caps_size);)
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -260,6 +355,8 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+	PABI_SINCE_62(int (*query_port_speed)(struct ibv_context *context, uint32_t port_num,
+					uint64_t *speed);)
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -267,29 +364,44 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	PABI_SINCE_65(int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);)
 	int (*read_counters)(struct ibv_counters *counters,
-			     uint64_t *counters_value, uint32_t ncounters,
+			     uint64_t *counters_value,
+			     uint32_t ncounters,
 			     uint32_t flags);
+	PABI_SINCE_65(int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					  uint64_t *value);)
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
 	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
-					size_t length, uint64_t iova, int fd,
-					int access);
+					size_t length, uint64_t iova,
+					int fd, int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+	PABI_SINCE_59(struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+					    struct ibv_mr_init_attr *mr_init_attr);)
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	PABI_SINCE_65(int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);)
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	PABI_SINCE_65(int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+					 uint64_t value);)
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
-/* Functions libibverbs.so.1 exports under the symbol version IBVERBS_PRIVATE_34. */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+/*
+ * Functions libibverbs.so.1 exports under the symbol version
+ * IBVERBS_PRIVATE_<PABI>; names and signatures are the same in every row.
+ */
+#define PABI_CAT_(a, b) a##b
+#define PABI_CAT(a, b) PABI_CAT_(a, b)
+#define pabi_register_driver PABI_CAT(verbs_register_driver_, PABI_VERSION)
+void pabi_register_driver(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    size_t alloc_size,
 				    struct verbs_context *context_offset,
@@ -299,8 +411,6 @@ void verbs_set_ops(struct verbs_context *vctx,
 		   const struct verbs_context_ops *ops);
 void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 		   struct ibv_comp_channel *channel, void *cq_context);
-
-#define pabi_register_driver verbs_register_driver_34
 
 /*
  * Allocate a provider context of type TYPE whose struct verbs_context
@@ -314,16 +424,26 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 /* The verbs ABI version libibverbs requires of the (here: emulated) kernel. */
 #define PABI_UVERBS_ABI_VERSION 6
 
-/* Layout facts pinned for x86-64 / aarch64 (LP64), measured against rdma-core 44. */
+/*
+ * Layout facts pinned for x86-64 / aarch64 (LP64), measured against the
+ * rdma-core release of each row (44.0, 56.1, 65.0).
+ */
 #if defined(__LP64__)
-#define PABI_CONTEXT_OPS_COUNT 76
-_Static_assert(sizeof(struct verbs_context_ops) ==
-		       PABI_CONTEXT_OPS_COUNT * sizeof(void *),
-	       "verbs_context_ops must hold exactly the PABI 34 operations");
-_Static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * 8, "alloc_pd");
-_Static_assert(offsetof(struct verbs_context_ops, free_context) == 39 * 8, "free_context");
-_Static_assert(offsetof(struct verbs_context_ops, poll_cq) == 53 * 8, "poll_cq");
-_Static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 75 * 8, "unimport_pd");
+_Static_assert(sizeof(struct verbs_context_ops) == PABI_OPS * sizeof(void *),
+	       "verbs_context_ops must hold exactly this release's operations");
+_Static_assert(sizeof(struct ibv_qp_ex) == PABI_QP_EX_SIZE,
+	       "ibv_qp_ex of <infiniband/verbs.h> is not this row's (wrong rdma-core headers?)");
+_Static_assert(sizeof(struct verbs_context) == PABI_VERBS_CONTEXT_SIZE,
+	       "verbs_context of <infiniband/verbs.h> is not this row's");
+/* libibverbs' ibv_qp_to_qp_ex() reads comp_mask right after ibv_qp_ex. */
+_Static_assert(offsetof(struct verbs_qp, comp_mask) == PABI_QP_EX_SIZE, "verbs_qp.comp_mask");
+_Static_assert(sizeof(struct verbs_qp) == PABI_QP_EX_SIZE + 16, "verbs_qp size");
+_Static_assert(offsetof(struct verbs_context_ops, free_context) ==
+		       (39 PABI_SINCE_59(+ 2) PABI_SINCE_62(+ 1) PABI_SINCE_64(+ 2)
+			PABI_SINCE_65(+ 2)) * 8, "free_context");
+_Static_assert(offsetof(struct verbs_context_ops, poll_cq) ==
+		       (53 PABI_SINCE_59(+ 2) PABI_SINCE_62(+ 1) PABI_SINCE_64(+ 2)
+			PABI_SINCE_65(+ 4)) * 8, "poll_cq");
 _Static_assert(sizeof(struct verbs_match_ent) == 24, "verbs_match_ent");
 _Static_assert(sizeof(struct verbs_device_ops) == 72, "verbs_device_ops");
 _Static_assert(offsetof(struct verbs_sysfs_dev, sysfs_name) == 36, "sysfs_name");
@@ -335,8 +455,8 @@ _Static_assert(sizeof(struct verbs_device) == sizeof(struct ibv_device) + 48, "v
 _Static_assert(offsetof(struct verbs_mr, mr_type) == sizeof(struct ibv_mr), "verbs_mr");
 _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex layout");
 _Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr size");
-_Static_assert(sizeof(struct verbs_qp) == 368, "verbs_qp size");
 _Static_assert(sizeof(struct verbs_srq) == 160, "verbs_srq size");
 #endif
 
+#endif /* !UROCE_ABI_PROBE */
 #endif /* UROCE_PROVIDER_ABI_H */

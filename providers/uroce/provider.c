@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
+#include "abi_guard.h"
 #include "provider_version.h"
 #include "engine.h"
 #include "qp.h"
@@ -211,5 +212,7 @@ static const struct verbs_device_ops uroce_dev_ops = {
 
 __attribute__((constructor)) static void uroce_register(void)
 {
+	if (!uroce_abi_guard_ok())
+		return;
 	pabi_register_driver(&uroce_dev_ops);
 }

@@ -168,6 +168,17 @@ static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
 	return 0;
 }
 
+/*
+ * QP access flags we accept.  rdma-core 45+ adds the FLUSH permissions
+ * (IBA 1.5 FLUSH); like the kernel's drivers we accept them on the QP, as
+ * they only permit requests this responder never executes (no MR can be
+ * registered with a FLUSH access flag, reg_mr refuses those).
+ */
+#define QP_ACCESS_ACCEPTED                                                     \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+	 IBV_ACCESS_REMOTE_ATOMIC                                                    \
+	 PABI_SINCE_45(| IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_FLUSH_PERSISTENT))
+
 /* Values in range (IBTA 10.3 / the verbs man pages). */
 static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int mask)
 {
@@ -176,8 +187,7 @@ static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int ma
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
-	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+	    (a->qp_access_flags & ~(QP_ACCESS_ACCEPTED)))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;

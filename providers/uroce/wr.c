@@ -182,6 +182,14 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 	unsupported(qpx);
 }
 
+/* IBV_WR_FLUSH (rdma-core 45+, IBTA 1.5 FLUSH) is not offered. */
+PABI_SINCE_45(
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	unsupported(qpx);
+})
+
 /* ---- payload and address of the open WQE -------------------------------------- */
 
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num, const struct ibv_sge *sg)
@@ -280,6 +288,7 @@ void uroce_qp_init_wr_ops(struct uroce_qp *qp)
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	x->wr_atomic_write = wr_atomic_write;
+	PABI_SINCE_45(x->wr_flush = wr_flush;)
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;
 	x->wr_set_inline_data = wr_set_inline_data;

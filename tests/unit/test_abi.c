@@ -14,7 +14,7 @@
 int main(int argc, char **argv)
 {
 	static const char *const syms[] = {
-		"verbs_register_driver_34", "_verbs_init_and_alloc_context",
+		"verbs_register_driver_" PABI_STR(PABI_VERSION), "_verbs_init_and_alloc_context",
 		"verbs_uninit_context", "verbs_set_ops", "verbs_init_cq",
 	};
 	int failures = 0;
@@ -25,9 +25,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		void *p = dlvsym(lib, syms[i], "IBVERBS_PRIVATE_34");
+		void *p = dlvsym(lib, syms[i], "IBVERBS_PRIVATE_" PABI_STR(PABI_VERSION));
 
-		printf("%s %s@IBVERBS_PRIVATE_34\n", p ? "ok:" : "FAIL:", syms[i]);
+		printf("%s %s@IBVERBS_PRIVATE_" PABI_STR(PABI_VERSION) "\n", p ? "ok:" : "FAIL:", syms[i]);
 		failures += !p;
 	}
 	if (argc > 1) {
