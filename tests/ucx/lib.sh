@@ -44,7 +44,7 @@ wait_listen() {
 }
 
 # rx_packets NS: the device's received-packet counter in NS.
-rx_packets() { ip netns exec "$1" "$UROCE" stat $UDEV | awk '$1 == "rx_packets" { print $2 }'; }
+rx_packets() { ip netns exec "$1" "$UROCE" stat $UDEV | awk '$1 == "rx_packets" { n = $2 } END { print n + 0 }'; }
 
 # perf WHERE SRV_NS CLI_NS SRV_ADDR MIN_PACKETS -- ucx_perftest ARGS...
 # Runs the test (bounded by PERF_TIMEOUT, default 60 s); fails unless both
