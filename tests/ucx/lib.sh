@@ -79,3 +79,28 @@ each_place() {
 	"$1" lo $NS_LO $NS_LO 127.0.0.1
 	"$1" veth $NS_A $NS_B $ADDR_A
 }
+
+# perf_refused WHERE NS PATTERN -- ucx_perftest ARGS...: the client must
+# fail cleanly (an exit code, not a signal) with PATTERN in its messages;
+# the server, which then waits for nothing, is stopped.
+perf_refused() {
+	local where=$1 ns=$2 pat=$3 log rc=0 spid
+	shift 4
+	log=$(mktemp /tmp/uroce-ucx.XXXXXX)
+	on_exit "rm -f '$log' '$log.c'"
+	PERF_PORT=$((PERF_PORT + 1))
+	ip netns exec "$ns" timeout 30 "$UROCE" run ucx_perftest -p $PERF_PORT >"$log" 2>&1 &
+	spid=$!
+	on_exit "kill $spid"
+	wait_listen "$ns" $PERF_PORT || fail "$where: ucx_perftest server did not listen"
+	ip netns exec "$ns" timeout 30 "$UROCE" run ucx_perftest 127.0.0.1 -p $PERF_PORT -f "$@" >"$log.c" 2>&1 || rc=$?
+	kill $spid 2>/dev/null || true
+	wait $spid 2>/dev/null || true
+	# 124: timed out; 129..192: killed by a signal (a crash).
+	if [ $rc -eq 0 ] || [ $rc -eq 124 ] || { [ $rc -gt 128 ] && [ $rc -le 192 ]; } ||
+	   ! grep -q "$pat" "$log.c"; then
+		cat "$log.c"
+		fail "$where: $* should fail cleanly with \"$pat\" (exit $rc)"
+	fi
+	pass "$where: $*: refused cleanly: $(grep -m1 "$pat" "$log.c" | sed 's/.*UCX  ERROR //')"
+}
