@@ -109,8 +109,16 @@ static bool have_rwqe(struct uroce_qp *qp)
 	return ok;
 }
 
+/* RoCEv2 (IBTA A17.4.5.1): a UD completion tells whether the frame came over
+ * IPv4 or IPv6.  struct ibv_wc has no field for it; RoCE has no SL of its
+ * own, so mlx5 reports the L3 header type in the SL (0 GRH, 1 IPv6, 2 IPv4)
+ * and UCX's UD transport reads it there to find the destination GID in the
+ * GRH area.  uroce does the same.  (rxe leaves the SL 0, which makes UCX 1.13
+ * look for an IPv6 DGID in an IPv4 header and drop every packet.) */
+enum { UROCE_L3_IPV6 = 1, UROCE_L3_IPV4 = 2 };
+
 static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_wc_opcode op,
-			  uint32_t byte_len, const struct roce_pkt *pkt)
+			  uint32_t byte_len, const struct roce_pkt *pkt, const struct uroce_rx *rx)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct ibv_wc wc = {
@@ -131,8 +139,10 @@ static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_w
 			wc.wc_flags |= IBV_WC_WITH_INV;
 			wc.invalidated_rkey = pkt->inv_rkey;
 		}
-		if (qp->vqp.qp.qp_type == IBV_QPT_UD)
+		if (qp->vqp.qp.qp_type == IBV_QPT_UD && rx) {
 			wc.wc_flags |= IBV_WC_GRH;
+			wc.sl = rx->family == AF_INET ? UROCE_L3_IPV4 : UROCE_L3_IPV6;
+		}
 	}
 	qe->recv_wqe_valid = false;
 	uroce_cq_push_ex(qp->rcq, &wc, pkt->solicited && pkt->last);
@@ -147,7 +157,7 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 	if (qp->vqp.qp.qp_type == IBV_QPT_RC)
 		nak(qp, psn, nak_code);
 	if (qe->recv_wqe_valid)
-		complete_recv(qp, local, IBV_WC_RECV, 0, pkt);
+		complete_recv(qp, local, IBV_WC_RECV, 0, pkt, NULL);
 	/* IBTA 11.6.3.1: invalid requests and access violations have their
 	 * own asynchronous events. */
 	uroce_qp_to_error_ev(qp, nak_code == ROCE_NAK_REMOTE_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
@@ -204,7 +214,7 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return false;
 	}
 	if (pkt->last) {
-		complete_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV, (uint32_t)qe->recv_off, pkt);
+		complete_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV, (uint32_t)qe->recv_off, pkt, NULL);
 		qe->msn++;
 	}
 	return true;
@@ -247,7 +257,7 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		if (pkt->has_imm) {
 			take_rwqe(qp);
 			complete_recv(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
-				      (uint32_t)qe->write_len, pkt);
+				      (uint32_t)qe->write_len, pkt, NULL);
 		}
 		qe->msn++;
 	}
@@ -373,22 +383,32 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 /* ---- UD ----------------------------------------------------------------------- */
 
-/* The 40 bytes a UD receive buffer starts with: an IPv6 header, or for
- * IPv4 a 20-byte IPv4 header in its second half (RoCEv2, as rxe/mlx5). */
-static void make_grh(const struct uroce_rx *rx, uint32_t paylen, uint8_t grh[40])
+/* The 40 bytes a UD receive buffer starts with (IBTA A17.4.5.2): the IP
+ * header the packet arrived with.  IPv6 fills all 40; an IPv4 header sits in
+ * the second half and the first 20 bytes are zero (rxe_resp.c: execute()
+ * clears them and copies ip_hdr(skb) behind).  A UDP socket does not show us
+ * the header, so it is rebuilt from what the socket does show: addresses and
+ * the datagram's length (BTH to ICRC, pad included).  The fields we cannot
+ * see take the values every uroce and rxe sender writes: TOS/traffic class 0,
+ * TTL/hop limit 64, DF set, flow label 0; the IPv4 ID (arbitrary on the wire)
+ * is 0, and the checksum is computed over what we wrote, so libibverbs'
+ * ibv_init_ah_from_wc() recognises the header as IPv4. */
+static void make_grh(const struct uroce_rx *rx, uint8_t grh[40])
 {
+	uint32_t udp_len = 8 + rx->len;
+
 	memset(grh, 0, 40);
 	if (rx->family == AF_INET) {
 		uint8_t *ip = grh + 20;
 		uint32_t sum = 0;
-		uint16_t tot = 20 + 8 + 12 + 8 + paylen + 4;
+		uint32_t tot = 20 + udp_len;
 
 		ip[0] = 0x45;
 		ip[2] = tot >> 8;
 		ip[3] = tot & 0xff;
 		ip[6] = 0x40; /* DF */
 		ip[8] = 64;
-		ip[9] = 17;   /* UDP */
+		ip[9] = IPPROTO_UDP;
 		memcpy(ip + 12, rx->src_ip + 12, 4);
 		memcpy(ip + 16, rx->dst_ip + 12, 4);
 		for (int i = 0; i < 20; i += 2)
@@ -399,12 +419,10 @@ static void make_grh(const struct uroce_rx *rx, uint32_t paylen, uint8_t grh[40]
 		ip[10] = sum >> 8;
 		ip[11] = sum & 0xff;
 	} else {
-		uint16_t plen = 8 + 12 + 8 + paylen + 4;
-
 		grh[0] = 0x60;
-		grh[4] = plen >> 8;
-		grh[5] = plen & 0xff;
-		grh[6] = 17;
+		grh[4] = udp_len >> 8;
+		grh[5] = udp_len & 0xff;
+		grh[6] = IPPROTO_UDP;
 		grh[7] = 64;
 		memcpy(grh + 8, rx->src_ip, 16);
 		memcpy(grh + 24, rx->dst_ip, 16);
@@ -431,10 +449,10 @@ static void ud_recv(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		return;
 	}
 	if (40 + (uint64_t)pkt->paylen > qe->rwqe->length) {
-		complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt);
+		complete_recv(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, NULL);
 		return;
 	}
-	make_grh(rx, pkt->paylen, grh);
+	make_grh(rx, grh);
 	uroce_mem_lock(qp);
 	ret = uroce_mem_scatter(qp, qe->rwqe->sge, qe->rwqe->num_sge, 0, grh, 40);
 	if (!ret && pkt->paylen)
@@ -442,7 +460,7 @@ static void ud_recv(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 					pkt->payload, pkt->paylen);
 	uroce_mem_unlock(qp);
 	complete_recv(qp, ret ? IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS, IBV_WC_RECV,
-		      40 + pkt->paylen, pkt);
+		      40 + pkt->paylen, pkt, rx);
 }
 
 /* ---- entry -------------------------------------------------------------------- */
