@@ -64,6 +64,9 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->phys_port_cnt = 1;
 
 	a->device_cap_flags_ex = uroce_cap_flags;
+	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
+	a->completion_timestamp_mask = UINT64_MAX;
+	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;
 	a->phys_port_cnt_ex = 1;
 }
 

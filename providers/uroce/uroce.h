@@ -4,6 +4,7 @@
 #define UROCE_H
 
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <uroce/provider_abi.h>
@@ -66,16 +67,26 @@ struct uroce_mr {
 	int access;
 };
 
+/* A completion as queued: the work completion and, for CQs created with
+ * timestamp flags, when it was generated (ns; see cq_ex.c). */
+struct uroce_cqe {
+	struct ibv_wc wc;
+	uint64_t ts;                  /* CLOCK_MONOTONIC_RAW: the "HCA clock" */
+	uint64_t wallclock;           /* CLOCK_REALTIME */
+};
+
 struct uroce_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
-	struct ibv_wc *ring;
+	struct uroce_cqe *ring;
 	uint32_t size;                /* power of two */
 	uint32_t head, tail;          /* consumer, producer */
 	int chan_fd;                  /* write end of the completion channel, or -1 */
 	int arm;                      /* enum uroce_cq_arm (events.h) */
 	int overrun;                  /* a completion was lost: the CQ is in error */
 	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
+	uint64_t wc_flags;            /* ibv_create_cq_ex's wc_flags; 0 for ibv_create_cq */
+	struct uroce_cqe cur;         /* the entry ibv_start_poll/next_poll took */
 };
 
 static inline struct uroce_device *to_udev(struct ibv_device *d)
@@ -120,5 +131,17 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 int uroce_destroy_cq(struct ibv_cq *cq);
 int uroce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int uroce_resize_cq(struct ibv_cq *cq, int cqe);
+struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
+				struct ibv_comp_channel *channel, int comp_vector);
+/* Take the oldest completion into *E; 0, or -ENOENT when empty, -EIO after
+ * an overrun (serves the wire first when the CQ is empty). */
+int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e);
+
+/* cq_ex.c */
+struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+int uroce_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
+uint64_t uroce_clock_ns(clockid_t clk);
+#define UROCE_HCA_CORE_CLOCK_KHZ 1000000 /* the "HCA clock" counts nanoseconds */
 
 #endif
