@@ -2,8 +2,24 @@
 /* Checked access to registered memory by key. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "mem.h"
+
+bool uroce_mem_mapped(const void *addr, uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(page - 1);
+	uintptr_t end = (uintptr_t)addr + len;
+
+	if (!len)
+		return true;
+	if (end < (uintptr_t)addr)
+		return false;
+	/* msync fails with ENOMEM on any unmapped page of the range. */
+	return msync((void *)start, end - start, MS_ASYNC) == 0;
+}
 
 void uroce_mem_lock(struct uroce_qp *qp)
 {
@@ -15,7 +31,8 @@ void uroce_mem_unlock(struct uroce_qp *qp)
 	pthread_rwlock_unlock(&qp->ctx->mr_keys.lock);
 }
 
-/* The MR named by KEY if it belongs to the QP's PD and holds [va, va+len). */
+/* The MR named by KEY if it belongs to the QP's PD and holds [va, va+len);
+ * for an ODP MR, the pages must also be mapped now (mr.c). */
 static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va, uint64_t len)
 {
 	struct uroce_mr *mr = uroce_keytab_find(&qp->ctx->mr_keys, key);
@@ -23,6 +40,9 @@ static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va,
 	if (!mr || mr->pd != qp->pd)
 		return NULL;
 	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
+		return NULL;
+	if ((mr->access & IBV_ACCESS_ON_DEMAND) &&
+	    !uroce_mem_mapped(mr->addr + (va - mr->iova), len))
 		return NULL;
 	return mr;
 }

@@ -56,6 +56,7 @@ static void uroce_uninit_device(struct verbs_device *vdev)
 static void uroce_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops uroce_ctx_ops = {
+	.advise_mr = uroce_advise_mr,
 	.alloc_pd = uroce_alloc_pd,
 	.async_event = uroce_async_event_done,
 	.cq_event = uroce_cq_event,

@@ -175,9 +175,12 @@ static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int ma
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
+	/* ON_DEMAND is an MR's flag; programs pass an MR's flags whole (rdma-core's
+	 * test_odp does) and the kernel lets it through: accepted, no effect. */
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+				    IBV_ACCESS_ON_DEMAND)))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;

@@ -67,6 +67,17 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
 	a->completion_timestamp_mask = UINT64_MAX;
 	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;
+	/* ODP is native (mr.c): every operation of every QP type we have
+	 * may use an ODP MR, and implicit ODP covers the address space. */
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
 	a->phys_port_cnt_ex = 1;
 }
 

@@ -124,6 +124,8 @@ int uroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int uroce_dereg_mr(struct verbs_mr *vmr);
+int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
 /* cq.c */
 struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
