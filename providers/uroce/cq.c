@@ -172,6 +172,24 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 	return ret;
 }
 
+void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn)
+{
+	uint32_t keep, mask;
+
+	if (!cq)
+		return;
+	pthread_spin_lock(&cq->lock);
+	mask = cq->size - 1;
+	keep = cq->head;
+	for (uint32_t i = cq->head; i != cq->tail; i = (i + 1) & mask)
+		if (cq->ring[i].wc.qp_num != qpn) {
+			cq->ring[keep] = cq->ring[i];
+			keep = (keep + 1) & mask;
+		}
+	__atomic_store_n(&cq->tail, keep, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
 int uroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);

@@ -46,6 +46,29 @@ static bool is_implicit(void *addr, size_t length, int access)
 	return !addr && length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND);
 }
 
+/* 0, or the errno registering [ADDR, ADDR+LENGTH) with ACCESS fails with. */
+static int check_region(void *addr, size_t length, int access)
+{
+	if (is_implicit(addr, length, access))
+		return (access & IBV_ACCESS_ZERO_BASED) ? EINVAL : 0;
+	if (length > UROCE_MAX_MR_SIZE || (uintptr_t)addr + length < (uintptr_t)addr)
+		return EINVAL;
+	/* A real RNIC pins the pages and fails on unmapped memory; so do we,
+	 * but for ODP, which maps them when they are used. */
+	if (!(access & IBV_ACCESS_ON_DEMAND) && !uroce_mem_mapped(addr, length))
+		return EFAULT;
+	return 0;
+}
+
+/* Where the region's bytes are and the addresses peers use for them. */
+static void set_region(struct uroce_mr *mr, void *addr, size_t length,
+		       uint64_t hca_va, int access)
+{
+	mr->addr = addr;
+	mr->iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : hca_va;
+	mr->length = is_implicit(addr, length, access) ? UINT64_MAX : length;
+}
+
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access)
 {
@@ -55,18 +78,8 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	int err;
 
 	err = check_access(access);
-	if (is_implicit(addr, length, access)) {
-		if (!err && (access & IBV_ACCESS_ZERO_BASED))
-			err = EINVAL;
-	} else {
-		if (!err && (length > UROCE_MAX_MR_SIZE ||
-			     (uintptr_t)addr + length < (uintptr_t)addr))
-			err = EINVAL;
-		/* A real RNIC pins the pages and fails on unmapped memory; so
-		 * do we, but for ODP, which maps them when they are used. */
-		if (!err && !(access & IBV_ACCESS_ON_DEMAND) && !uroce_mem_mapped(addr, length))
-			err = EFAULT;
-	}
+	if (!err)
+		err = check_region(addr, length, access);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -77,9 +90,7 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 		return NULL;
 	}
 	mr->pd = to_upd(ibpd);
-	mr->addr = addr;
-	mr->iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : hca_va;
-	mr->length = is_implicit(addr, length, access) ? UINT64_MAX : length;
+	set_region(mr, addr, length, hca_va, access);
 	mr->access = access;
 	key = uroce_keytab_insert(&ctx->mr_keys, mr);
 	if (!key) {
@@ -104,6 +115,61 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 		return EINVAL;
 	atomic_fetch_sub(&mr->pd->users, 1);
 	free(mr);
+	return 0;
+}
+
+/*
+ * ibv_rereg_mr(3): change an MR's translation (address and length; the
+ * new address is also its iova), PD or access, in any combination.  The
+ * keys stay the same; peers holding the R_Key see the new region.  The
+ * change happens under the key table's write lock, so no access is in
+ * flight meanwhile.  On failure nothing changes.  libibverbs has checked
+ * the flags and updates ibv_mr's pd/addr/length after we succeed.
+ */
+int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
+		   void *addr, size_t length, int access)
+{
+	struct uroce_mr *mr = (struct uroce_mr *)vmr;
+	struct uroce_context *ctx = to_uctx(vmr->ibv_mr.context);
+	int new_access = (flags & IBV_REREG_MR_CHANGE_ACCESS) ? access : mr->access;
+	struct uroce_pd *new_pd = (flags & IBV_REREG_MR_CHANGE_PD) ? to_upd(ibpd) : mr->pd;
+	int err = 0;
+
+	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+		      IBV_REREG_MR_CHANGE_ACCESS))
+		err = EINVAL;
+	else if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+		 (!ibpd || ibpd->context != vmr->ibv_mr.context))
+		err = EINVAL;
+	else if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		err = check_access(access);
+	if (!err && (flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+		err = check_region(addr, length, new_access);
+	/* ZERO_BASED and implicit ODP depend on the region: keep them consistent. */
+	if (!err && !(flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	    ((new_access ^ mr->access) & (IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)))
+		err = EINVAL;
+	if (err) {
+		errno = err;
+		return err;
+	}
+	pthread_rwlock_wrlock(&ctx->mr_keys.lock);
+	if (atomic_load(&mr->mw_binds)) {
+		/* Windows bound to it keep their rights (IBTA 10.6.7.2). */
+		pthread_rwlock_unlock(&ctx->mr_keys.lock);
+		errno = EBUSY;
+		return EBUSY;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION)
+		set_region(mr, addr, length, (uintptr_t)addr, new_access);
+	mr->access = new_access;
+	vmr->access = new_access;
+	if (new_pd != mr->pd) {
+		atomic_fetch_add(&new_pd->users, 1);
+		atomic_fetch_sub(&mr->pd->users, 1);
+		mr->pd = new_pd;
+	}
+	pthread_rwlock_unlock(&ctx->mr_keys.lock);
 	return 0;
 }
 

@@ -86,6 +86,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.query_srq = uroce_query_srq,
 	.reg_mr = uroce_reg_mr,
 	.req_notify_cq = uroce_req_notify_cq,
+	.rereg_mr = uroce_rereg_mr,
 	.resize_cq = uroce_resize_cq,
 };
 

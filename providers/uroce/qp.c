@@ -262,6 +262,14 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	}
 	uroce_engine_qp_modified(qp, old, mask);
 	pthread_mutex_unlock(&qp->lock);
+	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {
+		/* Its completions still queued go too, as hardware providers
+		 * clean their CQs (mlx5_cq_clean): a QP reused after Reset
+		 * never meets the flushes of its previous life. */
+		uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
+		if (qp->rcq && qp->rcq != qp->scq)
+			uroce_cq_clean(qp->rcq, qp->vqp.qp.qp_num);
+	}
 	return 0;
 }
 

@@ -248,6 +248,8 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp);
 
 /* Append a completion; -ENOSPC on overrun (the CQ goes to error). */
 int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
+/* Drop the completions of QP number QPN still queued on CQ (NULL: none). */
+void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn);
 /* The same for a receive completion of a message with the SE bit. */
 int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited);
 

@@ -65,6 +65,7 @@ struct uroce_mr {
 	uint64_t iova;                /* the address peers and WRs use */
 	uint64_t length;
 	int access;
+	atomic_int mw_binds;          /* MWs bound to it: dereg/rereg are EBUSY while > 0 */
 };
 
 /* A completion as queued: the work completion and, for CQs created with
@@ -124,6 +125,8 @@ int uroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int uroce_dereg_mr(struct verbs_mr *vmr);
+int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
