@@ -24,13 +24,11 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                   \
 	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_RELAXED_ORDERING |                 \
-	 IBV_ACCESS_HUGETLB | IBV_ACCESS_ON_DEMAND)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_MW_BIND)
 
 /* 0, or the errno reg_mr must fail with for ACCESS. */
 static int check_access(int access)
 {
-	if (access & IBV_ACCESS_MW_BIND)
-		return EOPNOTSUPP; /* no memory windows (max_mw = 0) */
 	if (access & ~SUPPORTED_ACCESS)
 		return EINVAL;
 	/* IBTA 10.6.3.1 (C10-29): remote write or atomic access requires
@@ -92,7 +90,8 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->pd = to_upd(ibpd);
 	set_region(mr, addr, length, hca_va, access);
 	mr->access = access;
-	key = uroce_keytab_insert(&ctx->mr_keys, mr);
+	mr->key_kind = UROCE_KEY_MR;
+	key = uroce_keytab_insert(&ctx->mr_keys, &mr->key_kind);
 	if (!key) {
 		free(mr);
 		return NULL;
@@ -111,6 +110,9 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 	struct uroce_mr *mr = (struct uroce_mr *)vmr;
 	struct uroce_context *ctx = to_uctx(vmr->ibv_mr.context);
 
+	/* Windows bound to it would point at freed memory: refuse (rxe does too). */
+	if (atomic_load(&mr->mw_binds))
+		return EBUSY;
 	if (uroce_keytab_remove(&ctx->mr_keys, vmr->ibv_mr.lkey))
 		return EINVAL;
 	atomic_fetch_sub(&mr->pd->users, 1);
@@ -213,7 +215,7 @@ int uroce_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
 		return EINVAL;
 	pthread_rwlock_rdlock(&ctx->mr_keys.lock);
 	for (uint32_t i = 0; i < num_sge && !err; i++) {
-		struct uroce_mr *mr = uroce_keytab_find(&ctx->mr_keys, sg_list[i].lkey);
+		struct uroce_mr *mr = uroce_key_mr(uroce_keytab_find(&ctx->mr_keys, sg_list[i].lkey));
 		uint64_t va = sg_list[i].addr, len = sg_list[i].length;
 
 		if (!mr || mr->pd != to_upd(ibpd) || !(mr->access & IBV_ACCESS_ON_DEMAND) ||

@@ -57,7 +57,9 @@ static void uroce_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops uroce_ctx_ops = {
 	.advise_mr = uroce_advise_mr,
+	.alloc_mw = uroce_alloc_mw,
 	.alloc_pd = uroce_alloc_pd,
+	.bind_mw = uroce_bind_mw,
 	.async_event = uroce_async_event_done,
 	.cq_event = uroce_cq_event,
 	.create_ah = uroce_create_ah,
@@ -66,6 +68,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.create_qp = uroce_create_qp,
 	.create_qp_ex = uroce_create_qp_ex,
 	.create_srq = uroce_create_srq,
+	.dealloc_mw = uroce_dealloc_mw,
 	.dealloc_pd = uroce_dealloc_pd,
 	.dereg_mr = uroce_dereg_mr,
 	.destroy_ah = uroce_destroy_ah,

@@ -11,11 +11,13 @@
 /*
  * Capability flags list only what works end to end: RNR NAKs are
  * generated, port events are reported, the CQ can be armed again before
- * its events are acknowledged.  No SRQ resize, no memory windows, no APM.
+ * its events are acknowledged; memory windows of type 1 and 2B (mw.c).
+ * No SRQ resize, no APM.
  */
 static const unsigned int uroce_cap_flags =
 	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
-	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ;
+	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ |
+	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 
 static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_ex *a)
 {
@@ -47,7 +49,7 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->atomic_cap = IBV_ATOMIC_HCA; /* atomic among this device's accesses and local CPUs */
 	o->max_ee = 0;
 	o->max_rdd = 0;
-	o->max_mw = 0;
+	o->max_mw = UROCE_MAX_MR; /* windows share the MRs' key table */
 	o->max_raw_ipv6_qp = 0;
 	o->max_raw_ethy_qp = 0;
 	o->max_mcast_grp = 0;

@@ -58,8 +58,18 @@ struct uroce_pd {
 	atomic_int users;             /* MRs, QPs, AHs, SRQs: dealloc_pd is EBUSY while > 0 */
 };
 
+/*
+ * What a key (L_Key/R_Key) names.  Both live in the context's key table,
+ * which holds a pointer to the object's key_kind member.
+ */
+enum uroce_key_kind {
+	UROCE_KEY_MR = 1,
+	UROCE_KEY_MW,
+};
+
 struct uroce_mr {
 	struct verbs_mr vmr;
+	enum uroce_key_kind key_kind; /* UROCE_KEY_MR */
 	struct uroce_pd *pd;
 	uint8_t *addr;                /* where the bytes are in this process */
 	uint64_t iova;                /* the address peers and WRs use */
@@ -67,6 +77,38 @@ struct uroce_mr {
 	int access;
 	atomic_int mw_binds;          /* MWs bound to it: dereg/rereg are EBUSY while > 0 */
 };
+
+/*
+ * A memory window (IBTA 10.6.7): remote rights over part of an MR, bound
+ * and invalidated through the send queue (mw.c).  Type 1 is bound with
+ * ibv_bind_mw, type 2 (2B: tied to the binding QP) with IBV_WR_BIND_MW.
+ */
+struct uroce_mw {
+	struct ibv_mw ibv_mw;
+	enum uroce_key_kind key_kind; /* UROCE_KEY_MW */
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;          /* bound to; NULL while free (invalid) */
+	uint64_t iova;                /* the window as peers address it */
+	uint64_t length;
+	uint64_t mr_va;               /* where the window starts in the MR's iova space */
+	int access;                   /* IBV_ACCESS_REMOTE_* (and ZERO_BASED) */
+	uint32_t qpn;                 /* type 2: the QP it was bound through */
+	uint32_t key;                 /* its key in the key table (ibv_mw.rkey of a
+				       * type 1 window runs ahead, from its post) */
+};
+
+/* The MR or MW behind a key-table entry, or NULL if it is the other kind. */
+static inline struct uroce_mr *uroce_key_mr(void *k)
+{
+	return k && *(enum uroce_key_kind *)k == UROCE_KEY_MR ?
+		(struct uroce_mr *)((char *)k - offsetof(struct uroce_mr, key_kind)) : NULL;
+}
+
+static inline struct uroce_mw *uroce_key_mw(void *k)
+{
+	return k && *(enum uroce_key_kind *)k == UROCE_KEY_MW ?
+		(struct uroce_mw *)((char *)k - offsetof(struct uroce_mw, key_kind)) : NULL;
+}
 
 /* A completion as queued: the work completion and, for CQs created with
  * timestamp flags, when it was generated (ns; see cq_ex.c). */
@@ -129,6 +171,11 @@ int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		   void *addr, size_t length, int access);
 int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+
+/* mw.c */
+struct ibv_mw *uroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int uroce_dealloc_mw(struct ibv_mw *mw);
+int uroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
 /* cq.c */
 struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
