@@ -9,8 +9,8 @@
 #include "qp.h"
 #include "uroce.h"
 
-struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
-			       struct ibv_comp_channel *channel, int comp_vector)
+struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
+				struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct uroce_cq *cq;
 	uint32_t size = 1;
@@ -43,13 +43,21 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	cq->vcq.cq.cqe = size - 1; /* the actual capacity, >= the request */
-	return &cq->vcq.cq;
+	return cq;
 nomem:
 	if (cq)
 		free(cq->ring);
 	free(cq);
 	errno = ENOMEM;
 	return NULL;
+}
+
+struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct uroce_cq *cq = uroce_cq_alloc(context, cqe, channel, comp_vector);
+
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 int uroce_destroy_cq(struct ibv_cq *ibcq)
@@ -71,6 +79,23 @@ static bool cq_empty(struct uroce_cq *cq)
 	       __atomic_load_n(&cq->head, __ATOMIC_RELAXED);
 }
 
+/* Nothing queued: serve the wire from this thread (busy polling).  An
+ * empty CQ is seen without its lock: a busy poller that took the lock on
+ * every empty poll starved the producers (found on 2 vCPUs).  True when
+ * there is something to take (an entry, or the overrun error). */
+static bool cq_ready(struct uroce_cq *cq)
+{
+	if (cq_empty(cq)) {
+		struct uroce_context *ctx = to_uctx(cq->vcq.cq.context);
+
+		if (ctx->engine)
+			uroce_engine_poll(ctx->engine);
+		if (cq_empty(cq) && !__atomic_load_n(&cq->overrun, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	return true;
+}
+
 int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
@@ -78,20 +103,11 @@ int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -EINVAL;
-	/* Nothing queued: serve the wire from this thread (busy polling).  An
-	 * empty CQ is seen without its lock: a busy poller that took the lock
-	 * on every empty poll starved the producers (found on 2 vCPUs). */
-	if (cq_empty(cq)) {
-		struct uroce_context *ctx = to_uctx(ibcq->context);
-
-		if (ctx->engine)
-			uroce_engine_poll(ctx->engine);
-		if (cq_empty(cq) && !__atomic_load_n(&cq->overrun, __ATOMIC_ACQUIRE))
-			return 0;
-	}
+	if (!cq_ready(cq))
+		return 0;
 	pthread_spin_lock(&cq->lock);
 	while (n < num_entries && cq->head != cq->tail) {
-		wc[n++] = cq->ring[cq->head];
+		wc[n++] = cq->ring[cq->head].wc;
 		cq->head = (cq->head + 1) & (cq->size - 1);
 	}
 	/* An overrun CQ reports the error once its entries are taken. */
@@ -99,6 +115,23 @@ int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		n = -EIO;
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e)
+{
+	int ret = 0;
+
+	if (!cq_ready(cq))
+		return -ENOENT;
+	pthread_spin_lock(&cq->lock);
+	if (cq->head != cq->tail) {
+		*e = cq->ring[cq->head];
+		cq->head = (cq->head + 1) & (cq->size - 1);
+	} else {
+		ret = cq->overrun ? -EIO : -ENOENT;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
 }
 
 int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
@@ -125,7 +158,13 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 			return ret;
 		}
 	} else {
-		cq->ring[cq->tail] = *wc;
+		struct uroce_cqe *e = &cq->ring[cq->tail];
+
+		e->wc = *wc;
+		if (cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+			e->ts = uroce_clock_ns(CLOCK_MONOTONIC_RAW);
+		if (cq->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+			e->wallclock = uroce_clock_ns(CLOCK_REALTIME);
 		__atomic_store_n(&cq->tail, next, __ATOMIC_RELEASE); /* entry first, then tail */
 		uroce_cq_notify(cq, solicited, wc->status != IBV_WC_SUCCESS);
 	}
@@ -133,10 +172,28 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 	return ret;
 }
 
+void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn)
+{
+	uint32_t keep, mask;
+
+	if (!cq)
+		return;
+	pthread_spin_lock(&cq->lock);
+	mask = cq->size - 1;
+	keep = cq->head;
+	for (uint32_t i = cq->head; i != cq->tail; i = (i + 1) & mask)
+		if (cq->ring[i].wc.qp_num != qpn) {
+			cq->ring[keep] = cq->ring[i];
+			keep = (keep + 1) & mask;
+		}
+	__atomic_store_n(&cq->tail, keep, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
 int uroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
-	struct ibv_wc *ring, *old;
+	struct uroce_cqe *ring, *old;
 	uint32_t size = 1, used;
 
 	if (cqe < 1 || cqe > UROCE_MAX_CQE)

@@ -180,6 +180,12 @@ static inline bool uroce_is_rd_atomic(enum ibv_wr_opcode op)
 	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* Send-queue operations that put nothing on the wire (mw.c). */
+static inline bool uroce_is_local_op(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
 /* The QP's path MTU in bytes (set when it enters RTR). */
 static inline uint32_t uroce_qp_mtu(const struct uroce_qp_eng *qe)
 {

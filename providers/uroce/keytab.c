@@ -135,19 +135,53 @@ void *uroce_keytab_find(struct uroce_keytab *t, uint32_t key)
 	return i >= 0 ? t->objs[i] : NULL;
 }
 
-int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key)
+static int remove_locked(struct uroce_keytab *t, uint32_t key)
 {
 	long i;
 
 	if (key == EMPTY || key == TOMB)
 		return -ENOENT;
-	pthread_rwlock_wrlock(&t->lock);
 	i = find(t, key);
-	if (i >= 0) {
-		t->keys[i] = TOMB;
-		t->objs[i] = NULL;
-		t->used--;
-	}
+	if (i < 0)
+		return -ENOENT;
+	t->keys[i] = TOMB;
+	t->objs[i] = NULL;
+	t->used--;
+	return 0;
+}
+
+int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key)
+{
+	int ret;
+
+	pthread_rwlock_wrlock(&t->lock);
+	ret = remove_locked(t, key);
 	pthread_rwlock_unlock(&t->lock);
-	return i >= 0 ? 0 : -ENOENT;
+	return ret;
+}
+
+int uroce_keytab_put_locked(struct uroce_keytab *t, uint32_t key, void *obj)
+{
+	if (key == EMPTY || key == TOMB || find(t, key) >= 0)
+		return -EEXIST;
+	if (make_room(t))
+		return -ENOMEM;
+	place(t->keys, t->objs, t->cap, key, obj);
+	t->used++;
+	return 0;
+}
+
+int uroce_keytab_rekey_locked(struct uroce_keytab *t, uint32_t old_key, uint32_t new_key)
+{
+	long i = find(t, old_key);
+	int ret;
+
+	if (old_key == new_key)
+		return 0;
+	if (old_key == EMPTY || old_key == TOMB || i < 0)
+		return -ENOENT;
+	ret = uroce_keytab_put_locked(t, new_key, t->objs[i]);
+	if (!ret)
+		remove_locked(t, old_key);
+	return ret;
 }

@@ -26,5 +26,9 @@ void *uroce_keytab_lookup(struct uroce_keytab *t, uint32_t key);
 /* Lookup with t->lock already held (read or write) by the caller. */
 void *uroce_keytab_find(struct uroce_keytab *t, uint32_t key);
 int uroce_keytab_remove(struct uroce_keytab *t, uint32_t key);
+/* With t->lock held for writing: store OBJ under the given KEY (0, or
+ * -EEXIST if the key is taken, -ENOMEM); move an object to a new key. */
+int uroce_keytab_put_locked(struct uroce_keytab *t, uint32_t key, void *obj);
+int uroce_keytab_rekey_locked(struct uroce_keytab *t, uint32_t old_key, uint32_t new_key);
 
 #endif

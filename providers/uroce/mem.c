@@ -2,8 +2,24 @@
 /* Checked access to registered memory by key. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "mem.h"
+
+bool uroce_mem_mapped(const void *addr, uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(page - 1);
+	uintptr_t end = (uintptr_t)addr + len;
+
+	if (!len)
+		return true;
+	if (end < (uintptr_t)addr)
+		return false;
+	/* msync fails with ENOMEM on any unmapped page of the range. */
+	return msync((void *)start, end - start, MS_ASYNC) == 0;
+}
 
 void uroce_mem_lock(struct uroce_qp *qp)
 {
@@ -15,26 +31,59 @@ void uroce_mem_unlock(struct uroce_qp *qp)
 	pthread_rwlock_unlock(&qp->ctx->mr_keys.lock);
 }
 
-/* The MR named by KEY if it belongs to the QP's PD and holds [va, va+len). */
-static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va, uint64_t len)
+/* The pointer to [va, va+len) of MR, or NULL if the MR does not hold it;
+ * for an ODP MR, the pages must also be mapped now (mr.c). */
+static uint8_t *mr_bytes(struct uroce_mr *mr, uint64_t va, uint64_t len)
 {
-	struct uroce_mr *mr = uroce_keytab_find(&qp->ctx->mr_keys, key);
+	uint8_t *p;
 
-	if (!mr || mr->pd != qp->pd)
-		return NULL;
 	if (va < mr->iova || len > mr->length || va - mr->iova > mr->length - len)
 		return NULL;
+	p = mr->addr + (va - mr->iova);
+	if ((mr->access & IBV_ACCESS_ON_DEMAND) && !uroce_mem_mapped(p, len))
+		return NULL;
+	return p;
+}
+
+/* The MR named by L_Key KEY if it belongs to the QP's PD and holds [va, va+len). */
+static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va, uint64_t len)
+{
+	struct uroce_mr *mr = uroce_key_mr(uroce_keytab_find(&qp->ctx->mr_keys, key));
+
+	if (!mr || mr->pd != qp->pd || !mr_bytes(mr, va, len))
+		return NULL;
 	return mr;
+}
+
+/*
+ * Through a memory window (IBTA 10.6.7.3): the window must be bound, of
+ * the QP's PD, a type 2 window bound through this very QP, grant ACCESS,
+ * and hold the range; its bytes are the MR's under the window.
+ */
+static uint8_t *mw_bytes(struct uroce_qp *qp, struct uroce_mw *mw, uint64_t va,
+			 uint64_t len, int access)
+{
+	if (!mw->mr || mw->pd != qp->pd || (mw->access & access) != access)
+		return NULL;
+	if (mw->ibv_mw.type == IBV_MW_TYPE_2 && mw->qpn != qp->vqp.qp.qp_num)
+		return NULL;
+	if (va < mw->iova || len > mw->length || va - mw->iova > mw->length - len)
+		return NULL;
+	return mr_bytes(mw->mr, mw->mr_va + (va - mw->iova), len);
 }
 
 uint8_t *uroce_mem_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va,
 			  uint64_t len, int access)
 {
-	struct uroce_mr *mr = mr_range(qp, rkey, va, len);
+	void *k = uroce_keytab_find(&qp->ctx->mr_keys, rkey);
+	struct uroce_mw *mw = uroce_key_mw(k);
+	struct uroce_mr *mr = uroce_key_mr(k);
 
-	if (!mr || (mr->access & access) != access)
+	if (mw)
+		return mw_bytes(qp, mw, va, len, access);
+	if (!mr || mr->pd != qp->pd || (mr->access & access) != access)
 		return NULL;
-	return mr->addr + (va - mr->iova);
+	return mr_bytes(mr, va, len);
 }
 
 int uroce_mem_local(struct uroce_qp *qp, const struct uroce_sge *sge, uint32_t nsge,

@@ -9,10 +9,14 @@
 #ifndef UROCE_MEM_H
 #define UROCE_MEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
 #include "qp.h"
+
+/* True when [ADDR, ADDR+LEN) is mapped in this process (LEN 0: true). */
+bool uroce_mem_mapped(const void *addr, uint64_t len);
 
 void uroce_mem_lock(struct uroce_qp *qp);
 void uroce_mem_unlock(struct uroce_qp *qp);

@@ -25,6 +25,9 @@ int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	default:
 		return 0;
 	}
@@ -145,7 +148,17 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		return err;
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		w->invalidate_rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		/* ibv_post_send binds type 2 windows; type 1 has ibv_bind_mw. */
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->type != IBV_MW_TYPE_2)
+			return EINVAL;
+		err = uroce_wqe_set_bind(qp, w, wr->bind_mw.mw, wr->bind_mw.rkey,
+					 &wr->bind_mw.bind_info);
+		if (err)
+			return err;
 		break;
 	case IBV_WR_SEND_WITH_IMM:
 		w->imm_data = wr->imm_data;

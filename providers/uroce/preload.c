@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * liburoce-preload.so, which `uroce run` preloads: completion channels for
- * uroce devices.
+ * liburoce-preload.so, which `uroce run` preloads: the verbs libibverbs
+ * does itself through the kernel's uverbs fd, with no provider hook, done
+ * for uroce devices: completion channels, and a clean refusal of
+ * ibv_import_device (at the end of this file).
  *
  * libibverbs makes a completion channel by writing a command to the
  * kernel's uverbs fd; there is no provider hook.  We define
@@ -19,6 +21,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <uroce/provider_abi.h>
@@ -138,4 +142,81 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	free(channel);
 	pthread_mutex_unlock(&context->mutex);
 	return 0;
+}
+
+/*
+ * Importing a context by its command fd (ibv_import_device) shares kernel
+ * objects between contexts; a uroce context has no kernel objects, and its
+ * cmd_fd is an eventfd (see neuter_cmd_fd in provider.c), which libibverbs
+ * would refuse with a misleading EINVAL.  We remember the cmd_fd of every
+ * uroce context this process opens and refuse its import with EOPNOTSUPP,
+ * the answer of a provider without import_context.  The fd to import is
+ * usually a dup() of the context's: kcmp(2) tells whether two fds share
+ * one open file.
+ */
+static int same_file(int a, int b)
+{
+	pid_t pid = getpid();
+
+	return a == b || syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b) == 0;
+}
+
+static struct opened {
+	struct opened *next;
+	struct ibv_context *context;
+} *opened;
+
+EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct ibv_context *(*next)(struct ibv_device *) = real("ibv_open_device");
+	struct ibv_context *ctx;
+	struct opened *o;
+
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	ctx = next(device);
+	if (ctx && is_uroce(ctx) && (o = calloc(1, sizeof(*o)))) {
+		o->context = ctx;
+		pthread_mutex_lock(&lock);
+		o->next = opened;
+		opened = o;
+		pthread_mutex_unlock(&lock);
+	}
+	return ctx;
+}
+
+EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	int (*next)(struct ibv_context *) = real("ibv_close_device");
+	struct opened **pp, *o = NULL;
+
+	pthread_mutex_lock(&lock);
+	for (pp = &opened; *pp; pp = &(*pp)->next)
+		if ((*pp)->context == context) {
+			o = *pp;
+			*pp = o->next;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	free(o);
+	return next ? next(context) : ENOSYS;
+}
+
+EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct ibv_context *(*next)(int) = real("ibv_import_device");
+	struct opened *o;
+	int ours = 0;
+
+	pthread_mutex_lock(&lock);
+	for (o = opened; o; o = o->next)
+		ours |= same_file(o->context->cmd_fd, cmd_fd);
+	pthread_mutex_unlock(&lock);
+	if (ours || !next) {
+		errno = ours ? EOPNOTSUPP : ENOSYS;
+		return NULL;
+	}
+	return next(cmd_fd);
 }

@@ -57,14 +57,19 @@ static void uroce_uninit_device(struct verbs_device *vdev)
 static void uroce_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops uroce_ctx_ops = {
+	.advise_mr = uroce_advise_mr,
+	.alloc_mw = uroce_alloc_mw,
 	.alloc_pd = uroce_alloc_pd,
+	.bind_mw = uroce_bind_mw,
 	.async_event = uroce_async_event_done,
 	.cq_event = uroce_cq_event,
 	.create_ah = uroce_create_ah,
 	.create_cq = uroce_create_cq,
+	.create_cq_ex = uroce_create_cq_ex,
 	.create_qp = uroce_create_qp,
 	.create_qp_ex = uroce_create_qp_ex,
 	.create_srq = uroce_create_srq,
+	.dealloc_mw = uroce_dealloc_mw,
 	.dealloc_pd = uroce_dealloc_pd,
 	.dereg_mr = uroce_dereg_mr,
 	.destroy_ah = uroce_destroy_ah,
@@ -81,9 +86,11 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.query_device_ex = uroce_query_device_ex,
 	.query_port = uroce_query_port,
 	.query_qp = uroce_query_qp,
+	.query_rt_values = uroce_query_rt_values,
 	.query_srq = uroce_query_srq,
 	.reg_mr = uroce_reg_mr,
 	.req_notify_cq = uroce_req_notify_cq,
+	.rereg_mr = uroce_rereg_mr,
 	.resize_cq = uroce_resize_cq,
 };
 

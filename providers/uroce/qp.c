@@ -176,7 +176,7 @@ static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
  */
 #define QP_ACCESS_ACCEPTED                                                     \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-	 IBV_ACCESS_REMOTE_ATOMIC                                                    \
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ON_DEMAND                             \
 	 PABI_SINCE_45(| IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_FLUSH_PERSISTENT))
 
 /* Values in range (IBTA 10.3 / the verbs man pages). */
@@ -186,6 +186,8 @@ static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int ma
 		return EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
+	/* ON_DEMAND is an MR's flag; programs pass an MR's flags whole (rdma-core's
+	 * test_odp does) and the kernel lets it through: accepted, no effect. */
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(QP_ACCESS_ACCEPTED)))
 		return EINVAL;
@@ -269,6 +271,14 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	}
 	uroce_engine_qp_modified(qp, old, mask);
 	pthread_mutex_unlock(&qp->lock);
+	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {
+		/* Its completions still queued go too, as hardware providers
+		 * clean their CQs (mlx5_cq_clean): a QP reused after Reset
+		 * never meets the flushes of its previous life. */
+		uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
+		if (qp->rcq && qp->rcq != qp->scq)
+			uroce_cq_clean(qp->rcq, qp->vqp.qp.qp_num);
+	}
 	return 0;
 }
 
@@ -321,7 +331,8 @@ static int ring_alloc(struct uroce_ring *r, uint32_t entries, uint32_t stride)
 static uint64_t supported_send_ops(enum ibv_qp_type t)
 {
 	uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		      IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
 

@@ -66,6 +66,11 @@ struct uroce_send_wqe {
 	uint32_t rkey;
 	uint64_t compare_add;        /* atomics */
 	uint64_t swap;
+	struct {                     /* IBV_WR_BIND_MW (mw.c) */
+		struct ibv_mw *mw;
+		uint32_t rkey;       /* the window's new R_Key */
+		struct ibv_mw_bind_info info;
+	} bind;
 	/* UD */
 	struct uroce_av av;
 	uint32_t remote_qpn;
@@ -248,6 +253,15 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp);
 
 /* Append a completion; -ENOSPC on overrun (the CQ goes to error). */
 int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
+/* mw.c: binds and invalidations, executed in send-queue order by the
+ * requester; a SEND with Invalidate's, by the responder (0 or -EINVAL). */
+enum ibv_wc_status uroce_mw_local_op(struct uroce_qp *qp, struct uroce_send_wqe *w);
+int uroce_mw_remote_invalidate(struct uroce_qp *qp, uint32_t rkey);
+int uroce_wqe_set_bind(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info);
+
+/* Drop the completions of QP number QPN still queued on CQ (NULL: none). */
+void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn);
 /* The same for a receive completion of a message with the SE bit. */
 int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited);
 

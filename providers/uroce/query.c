@@ -11,11 +11,13 @@
 /*
  * Capability flags list only what works end to end: RNR NAKs are
  * generated, port events are reported, the CQ can be armed again before
- * its events are acknowledged.  No SRQ resize, no memory windows, no APM.
+ * its events are acknowledged; memory windows of type 1 and 2B (mw.c).
+ * No SRQ resize, no APM.
  */
 static const unsigned int uroce_cap_flags =
 	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
-	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ;
+	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ |
+	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 
 static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_ex *a)
 {
@@ -47,7 +49,7 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->atomic_cap = IBV_ATOMIC_HCA; /* atomic among this device's accesses and local CPUs */
 	o->max_ee = 0;
 	o->max_rdd = 0;
-	o->max_mw = 0;
+	o->max_mw = UROCE_MAX_MR; /* windows share the MRs' key table */
 	o->max_raw_ipv6_qp = 0;
 	o->max_raw_ethy_qp = 0;
 	o->max_mcast_grp = 0;
@@ -64,6 +66,20 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->phys_port_cnt = 1;
 
 	a->device_cap_flags_ex = uroce_cap_flags;
+	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
+	a->completion_timestamp_mask = UINT64_MAX;
+	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;
+	/* ODP is native (mr.c): every operation of every QP type we have
+	 * may use an ODP MR, and implicit ODP covers the address space. */
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
 	a->phys_port_cnt_ex = 1;
 }
 

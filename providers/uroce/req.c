@@ -259,6 +259,19 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		qe->cur_psn = psn_add(qe->cur_psn, 1);
 		w->last_psn = p.psn;
 		return 1;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV: {
+		/* Local operations: no packet, executed in send-queue order
+		 * (IBTA 10.6.7.2); complete once all before them have. */
+		enum ibv_wc_status st = uroce_mw_local_op(qp, w);
+
+		if (st != IBV_WC_SUCCESS) {
+			local_error(qp, w, st);
+			return -1;
+		}
+		w->last_psn = psn_add(qe->cur_psn, -1u);
+		return 1;
+	}
 	default:
 		local_error(qp, w, IBV_WC_LOC_QP_OP_ERR);
 		return -1;
@@ -300,8 +313,11 @@ void uroce_req_progress(struct uroce_qp *qp)
 		w->state = UROCE_WQE_SENT;
 		qe->sq_next++;
 		qe->cur_off = 0;
-		/* Unreliable transports complete a WQE once it is on the wire. */
-		if (type != IBV_QPT_RC)
+		/* Unreliable transports complete a WQE once it is on the wire;
+		 * a local operation at the head of the queue, at once (behind
+		 * others, the ACK that completes them completes it). */
+		if (type != IBV_QPT_RC || (uroce_is_local_op(w->opcode) &&
+					   ring_slot(&qp->sq, qp->sq.cons) == w))
 			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
 	}
 	if (sent_any && type == IBV_QPT_RC && !qe->deadline_ns)

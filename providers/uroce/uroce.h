@@ -4,6 +4,7 @@
 #define UROCE_H
 
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <uroce/provider_abi.h>
@@ -57,25 +58,78 @@ struct uroce_pd {
 	atomic_int users;             /* MRs, QPs, AHs, SRQs: dealloc_pd is EBUSY while > 0 */
 };
 
+/*
+ * What a key (L_Key/R_Key) names.  Both live in the context's key table,
+ * which holds a pointer to the object's key_kind member.
+ */
+enum uroce_key_kind {
+	UROCE_KEY_MR = 1,
+	UROCE_KEY_MW,
+};
+
 struct uroce_mr {
 	struct verbs_mr vmr;
+	enum uroce_key_kind key_kind; /* UROCE_KEY_MR */
 	struct uroce_pd *pd;
 	uint8_t *addr;                /* where the bytes are in this process */
 	uint64_t iova;                /* the address peers and WRs use */
 	uint64_t length;
 	int access;
+	atomic_int mw_binds;          /* MWs bound to it: dereg/rereg are EBUSY while > 0 */
+};
+
+/*
+ * A memory window (IBTA 10.6.7): remote rights over part of an MR, bound
+ * and invalidated through the send queue (mw.c).  Type 1 is bound with
+ * ibv_bind_mw, type 2 (2B: tied to the binding QP) with IBV_WR_BIND_MW.
+ */
+struct uroce_mw {
+	struct ibv_mw ibv_mw;
+	enum uroce_key_kind key_kind; /* UROCE_KEY_MW */
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;          /* bound to; NULL while free (invalid) */
+	uint64_t iova;                /* the window as peers address it */
+	uint64_t length;
+	uint64_t mr_va;               /* where the window starts in the MR's iova space */
+	int access;                   /* IBV_ACCESS_REMOTE_* (and ZERO_BASED) */
+	uint32_t qpn;                 /* type 2: the QP it was bound through */
+	uint32_t key;                 /* its key in the key table (ibv_mw.rkey of a
+				       * type 1 window runs ahead, from its post) */
+};
+
+/* The MR or MW behind a key-table entry, or NULL if it is the other kind. */
+static inline struct uroce_mr *uroce_key_mr(void *k)
+{
+	return k && *(enum uroce_key_kind *)k == UROCE_KEY_MR ?
+		(struct uroce_mr *)((char *)k - offsetof(struct uroce_mr, key_kind)) : NULL;
+}
+
+static inline struct uroce_mw *uroce_key_mw(void *k)
+{
+	return k && *(enum uroce_key_kind *)k == UROCE_KEY_MW ?
+		(struct uroce_mw *)((char *)k - offsetof(struct uroce_mw, key_kind)) : NULL;
+}
+
+/* A completion as queued: the work completion and, for CQs created with
+ * timestamp flags, when it was generated (ns; see cq_ex.c). */
+struct uroce_cqe {
+	struct ibv_wc wc;
+	uint64_t ts;                  /* CLOCK_MONOTONIC_RAW: the "HCA clock" */
+	uint64_t wallclock;           /* CLOCK_REALTIME */
 };
 
 struct uroce_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
-	struct ibv_wc *ring;
+	struct uroce_cqe *ring;
 	uint32_t size;                /* power of two */
 	uint32_t head, tail;          /* consumer, producer */
 	int chan_fd;                  /* write end of the completion channel, or -1 */
 	int arm;                      /* enum uroce_cq_arm (events.h) */
 	int overrun;                  /* a completion was lost: the CQ is in error */
 	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
+	uint64_t wc_flags;            /* ibv_create_cq_ex's wc_flags; 0 for ibv_create_cq */
+	struct uroce_cqe cur;         /* the entry ibv_start_poll/next_poll took */
 };
 
 static inline struct uroce_device *to_udev(struct ibv_device *d)
@@ -113,6 +167,15 @@ int uroce_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int uroce_dereg_mr(struct verbs_mr *vmr);
+int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
+int uroce_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
+
+/* mw.c */
+struct ibv_mw *uroce_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int uroce_dealloc_mw(struct ibv_mw *mw);
+int uroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 
 /* cq.c */
 struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
@@ -120,5 +183,17 @@ struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 int uroce_destroy_cq(struct ibv_cq *cq);
 int uroce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int uroce_resize_cq(struct ibv_cq *cq, int cqe);
+struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
+				struct ibv_comp_channel *channel, int comp_vector);
+/* Take the oldest completion into *E; 0, or -ENOENT when empty, -EIO after
+ * an overrun (serves the wire first when the CQ is empty). */
+int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e);
+
+/* cq_ex.c */
+struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+int uroce_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
+uint64_t uroce_clock_ns(clockid_t clk);
+#define UROCE_HCA_CORE_CLOCK_KHZ 1000000 /* the "HCA clock" counts nanoseconds */
 
 #endif

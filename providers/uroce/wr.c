@@ -158,12 +158,24 @@ static void unsupported(struct ibv_qp_ex *qpx)
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	unsupported(qpx);
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_BIND_MW, IBV_QP_EX_WITH_BIND_MW);
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+	int err;
+
+	if (!w)
+		return;
+	err = (!mw || mw->type != IBV_MW_TYPE_2) ? EINVAL :
+		uroce_wqe_set_bind(qp, w, mw, rkey, info);
+	if (err)
+		set_error(qp, err);
 }
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	unsupported(qpx);
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_LOCAL_INV, IBV_QP_EX_WITH_LOCAL_INV);
+
+	if (w)
+		w->invalidate_rkey = rkey;
 }
 
 static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)
