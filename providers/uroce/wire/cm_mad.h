@@ -13,6 +13,10 @@
 #include <stdint.h>
 
 #include <uroce/ib_cm.h>
+#include <uroce/roce_hdr.h>
+
+/* GSI MADs travel as UD SEND_ONLY (IBTA 13.4.6.2). */
+#define CM_GSI_OPCODE (ROCE_TR_UD | ROCE_SEND_ONLY)
 
 /* A path of a REQ (primary; the alternate is kept as raw bytes). */
 struct cm_path {
