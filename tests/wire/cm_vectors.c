@@ -12,6 +12,12 @@
  *   cm_vectors corrupt       truncations, bit flips and random MADs: never a
  *                            crash, every refusal a known reason; what is
  *                            accepted encodes again to what was decoded
+ *   cm_vectors packet KIND SRC DST SPORT SERVICE_PORT
+ *                            hex of a UDP payload (BTH ... ICRC) to send
+ *                            from SRC:SPORT to DST:4791 (IPv4): KIND is req,
+ *                            sidr_req, or a broken REQ (bad_class, short,
+ *                            bad_qkey, rc_send)
+ *   cm_vectors decode HEX    the CM MAD in a received UDP payload, one line
  *
  * Exit 0 pass, 1 fail, 77 skip.
  */
@@ -20,6 +26,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "cm_mad.h"
@@ -421,6 +429,106 @@ static int cmd_corrupt(void)
 	return failures ? 1 : 0;
 }
 
+/* ---- packets for the QP1 integration test (tests/cm/qp1.sh) ---------------------- */
+
+static int parse_ip4(const char *s, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	return inet_pton(AF_INET, s, gid + 12) == 1 ? 0 : -1;
+}
+
+static int cmd_packet(char **argv)
+{
+	const char *kind = argv[0];
+	uint8_t src[16], dst[16], mad[CM_MAD_SIZE], out[512];
+	uint16_t sport = (uint16_t)atoi(argv[3]), svc = (uint16_t)atoi(argv[4]);
+	struct roce_net net;
+	struct roce_pkt p;
+	struct cm_msg m;
+	uint32_t madlen = CM_MAD_SIZE;
+	int h;
+
+	if (parse_ip4(argv[1], src) || parse_ip4(argv[2], dst))
+		return 2;
+	if (!strcmp(kind, "sidr_req")) {
+		fill_msg(&m, CM_ATTR_SIDR_REQ, (uint32_t)getpid());
+		m.service_id = cm_service_id(CM_RDMA_PS_UDP, svc);
+	} else {
+		fill_msg(&m, CM_ATTR_REQ, (uint32_t)getpid());
+		m.service_id = cm_service_id(CM_RDMA_PS_TCP, svc);
+	}
+	/* the CMA header names the addresses of this packet */
+	struct cm_cma_addrs a = { .family = AF_INET, .src_port = sport };
+
+	memcpy(a.src, src, 16);
+	memcpy(a.dst, dst, 16);
+	cm_cma_hdr_pack(m.private_data, &a);
+	memcpy(m.primary.local_gid, src, 16);
+	memcpy(m.primary.remote_gid, dst, 16);
+	if (cm_mad_build(&m, mad) != CM_MAD_OK)
+		return 1;
+	gsi_pkt(&p, 0);
+	if (!strcmp(kind, "bad_class"))
+		mad[1] = 0x04;               /* performance management */
+	else if (!strcmp(kind, "short"))
+		madlen = 200;
+	else if (!strcmp(kind, "bad_qkey"))
+		p.qkey = 0x80010001;
+	else if (!strcmp(kind, "rc_send"))
+		p.opcode = ROCE_TR_RC | ROCE_SEND_ONLY;
+	else if (strcmp(kind, "req") && strcmp(kind, "sidr_req"))
+		return 2;
+	roce_net_from_socket(&net, AF_INET, src, dst, sport, ROCE_UDP_PORT);
+	h = roce_build(out, sizeof(out), &p, madlen);
+	if (h < 0)
+		return 1;
+	memcpy(out + h, mad, madlen);
+	struct iovec pay = { mad, madlen };
+	uint32_t crc = htole32(roce_icrc(&net, out, h, &pay, 1, roce_padlen(madlen)));
+
+	memset(out + h + madlen, 0, roce_padlen(madlen));
+	memcpy(out + h + madlen + roce_padlen(madlen), &crc, 4);
+	for (uint32_t i = 0; i < h + madlen + roce_padlen(madlen) + 4; i++)
+		printf("%02x", out[i]);
+	printf(" %u\n", m.attr_id == CM_ATTR_REQ ? m.local_comm_id : m.request_id);
+	return 0;
+}
+
+static int cmd_decode(const char *hex)
+{
+	uint8_t buf[4096];
+	uint32_t n = 0;
+	struct roce_pkt p;
+	struct cm_msg m;
+	int r;
+
+	while (hex[0] && hex[1] && n < sizeof(buf)) {
+		unsigned int v;
+
+		if (sscanf(hex, "%2x", &v) != 1)
+			return 2;
+		buf[n++] = (uint8_t)v;
+		hex += 2;
+	}
+	r = roce_parse(buf, n, &p);
+	if (r != ROCE_OK) {
+		printf("bad packet: %s\n", roce_reason_name(r));
+		return 1;
+	}
+	r = cm_mad_parse(p.payload, p.paylen, &m);
+	if (r != CM_MAD_OK) {
+		printf("bad MAD: %s\n", cm_mad_reason_name(r));
+		return 1;
+	}
+	printf("opcode=0x%02x dqpn=%u sqpn=%u qkey=0x%08x attr=%s tid=0x%" PRIx64
+	       " local_comm_id=%u remote_comm_id=%u reason=%u msg_rejected=%u request_id=%u"
+	       " sidr_status=%u\n", p.opcode, p.dqpn, p.sqpn, p.qkey, cm_attr_name(m.attr_id),
+	       m.tid, m.local_comm_id, m.remote_comm_id, m.reason, m.msg_rejected, m.request_id,
+	       m.sidr_status);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -434,6 +542,11 @@ int main(int argc, char **argv)
 		return cmd_pcapgen(argv[2]);
 	if (!strcmp(cmd, "corrupt"))
 		return cmd_corrupt();
-	fprintf(stderr, "usage: cm_vectors rxe [DIR] | pcapgen FILE | corrupt\n");
+	if (!strcmp(cmd, "packet") && argc > 6)
+		return cmd_packet(argv + 2);
+	if (!strcmp(cmd, "decode") && argc > 2)
+		return cmd_decode(argv[2]);
+	fprintf(stderr, "usage: cm_vectors rxe [DIR] | pcapgen FILE | corrupt | "
+		"packet KIND SRC DST SPORT SERVICE_PORT | decode HEX\n");
 	return 2;
 }
