@@ -57,7 +57,19 @@
 	X(DROP_UC_PARTIAL, "drop_uc_partial_message")                          \
 	X(DROP_STALE, "drop_stale_response")                                   \
 	X(DROP_BAD_DUPLICATE, "drop_invalid_duplicate")                        \
-	X(DROP_OTHER, "drop_other")
+	X(DROP_OTHER, "drop_other")                                            \
+	/* QP1 (cm/gsi.c): CM MADs; the drops follow enum cm_mad_reason */     \
+	X(CM_MADS_RX, "cm_mads_received")                                      \
+	X(CM_MADS_TX, "cm_mads_sent")                                          \
+	X(DROP_CM_LENGTH, "drop_cm_bad_length")                                \
+	X(DROP_CM_VERSION, "drop_cm_bad_version")                              \
+	X(DROP_CM_CLASS, "drop_cm_not_cm_class")                               \
+	X(DROP_CM_METHOD, "drop_cm_bad_method")                                \
+	X(DROP_CM_ATTR, "drop_cm_unsupported_attribute")                       \
+	X(DROP_CM_FIELD, "drop_cm_bad_field")                                  \
+	X(DROP_CM_NOT_UD_SEND, "drop_cm_not_ud_send")                          \
+	X(DROP_CM_NO_OWNER, "drop_cm_no_owner")                                \
+	X(CM_REJ_NO_LISTENER, "cm_rej_no_listener_sent")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 
+#include "cm_mad.h"
 #include "engine.h"
 #include "events.h"
 #include "pkt.h"
@@ -100,6 +101,10 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		return;
 	}
 	qpn = pkt.dqpn;
+	if (qpn == CM_GSI_QPN) {
+		uroce_gsi_rx(eng, rx, &pkt);
+		return;
+	}
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	if (qpn < UROCE_MAX_QP)
 		qp = eng->qps[qpn];
@@ -218,6 +223,7 @@ static void dump_counters(struct uroce_engine *eng)
 
 static void engine_free(struct uroce_engine *eng)
 {
+	uroce_gsi_detach(eng);
 	dump_counters(eng);
 	uroce_stats_detach(eng);
 	uroce_udp_close(eng);
@@ -233,9 +239,8 @@ static void engine_free(struct uroce_engine *eng)
 	free(eng);
 }
 
-static struct uroce_engine *engine_new(struct uroce_context *ctx)
+static struct uroce_engine *engine_new(const char *devname, const char *netdev)
 {
-	struct uroce_device *dev = to_udev(ctx->vctx.context.device);
 	struct uroce_engine *eng = calloc(1, sizeof(*eng));
 	char nsdir[PATH_MAX];
 	int err;
@@ -244,8 +249,8 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 		return NULL;
 	uroce_debug = getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0';
 	eng->epfd = eng->wake_fd = eng->fwd_fd = -1;
-	snprintf(eng->devname, sizeof(eng->devname), "%s", ctx->vctx.context.device->name);
-	snprintf(eng->netdev, sizeof(eng->netdev), "%s", dev->netdev);
+	snprintf(eng->devname, sizeof(eng->devname), "%s", devname);
+	snprintf(eng->netdev, sizeof(eng->netdev), "%s", netdev);
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
 		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
 	pthread_rwlock_init(&eng->qps_lock, NULL);
@@ -270,6 +275,9 @@ static struct uroce_engine *engine_new(struct uroce_context *ctx)
 	if (err)
 		goto fail;
 	uroce_pkt_trace_open(eng);
+	err = -uroce_gsi_attach(eng);
+	if (err)
+		goto fail;
 	err = pthread_create(&eng->thread, NULL, progress_thread, eng);
 	if (err)
 		goto fail;
@@ -282,7 +290,12 @@ fail:
 
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx)
 {
-	const char *name = ctx->vctx.context.device->name;
+	return uroce_engine_get_dev(ctx->vctx.context.device->name,
+				    to_udev(ctx->vctx.context.device)->netdev);
+}
+
+struct uroce_engine *uroce_engine_get_dev(const char *name, const char *netdev)
+{
 	struct uroce_engine *eng;
 
 	pthread_mutex_lock(&engines_lock);
@@ -290,7 +303,7 @@ struct uroce_engine *uroce_engine_get(struct uroce_context *ctx)
 		if (!strcmp(eng->devname, name))
 			break;
 	if (!eng) {
-		eng = engine_new(ctx);
+		eng = engine_new(name, netdev);
 		if (eng) {
 			eng->next = engines;
 			engines = eng;

@@ -93,6 +93,8 @@ struct uroce_engine {
 	 * record for this device when there is one, else private memory. */
 	struct uroce_stats_shm *stats;
 	bool stats_shared;
+
+	struct uroce_gsi *gsi;       /* QP1 (cm/gsi.c) */
 };
 
 /* stats.c: give ENG its counters (published for `uroce stat`); 0 or -1. */
@@ -204,6 +206,9 @@ extern int uroce_debug;
 
 /* engine.c */
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
+/* The engine of device DEVNAME on NETDEV, without an ibv_context (the CM
+ * hears QP1 on devices librdmacm has not opened yet). */
+struct uroce_engine *uroce_engine_get_dev(const char *devname, const char *netdev);
 void uroce_engine_put(struct uroce_engine *eng);
 uint64_t uroce_now_ns(void);
 /* Keep the timer tick running for this QP while it has timers (qp->lock held). */
@@ -243,6 +248,13 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
  * (if no other thread is doing it), instead of waiting for the progress
  * thread to be scheduled. */
 void uroce_engine_poll(struct uroce_engine *eng);
+
+/* cm/gsi.c: QP1, the CM's MADs (the device's general services interface) */
+struct roce_pkt;
+int uroce_gsi_attach(struct uroce_engine *eng);
+void uroce_gsi_detach(struct uroce_engine *eng);
+/* A packet to QP 1 that passed the wire checks. */
+void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt);
 
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);

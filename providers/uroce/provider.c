@@ -217,9 +217,15 @@ static const struct verbs_device_ops uroce_dev_ops = {
 	.alloc_context = uroce_alloc_context,
 };
 
+/* cm/ucma.c: offer the rdma_cm device to liburoce-preload.so (weak: the
+ * CM is built only with its QP1 layer) */
+void uroce_ucma_register(void) __attribute__((weak));
+
 __attribute__((constructor)) static void uroce_register(void)
 {
 	if (!uroce_abi_guard_ok())
 		return;
 	pabi_register_driver(&uroce_dev_ops);
+	if (uroce_ucma_register)
+		uroce_ucma_register();
 }

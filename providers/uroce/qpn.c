@@ -47,12 +47,12 @@ static _Atomic uint32_t *ports(const struct uroce_qpn_table *t)
 }
 
 
-static uint64_t owner_word(pid_t pid)
+uint64_t uroce_owner_word(pid_t pid)
 {
 	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)uroce_proc_starttime(pid);
 }
 
-static int owner_alive(uint64_t word)
+int uroce_owner_alive(uint64_t word)
 {
 	pid_t pid = (pid_t)(word >> 32);
 
@@ -88,13 +88,19 @@ static int open_own(const char *path)
 
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots)
 {
+	char path[256];
+
+	uroce_qpn_file(path, sizeof(path), nsid, netdev, geteuid());
+	return uroce_qpn_open_file(path, nslots);
+}
+
+struct uroce_qpn_table *uroce_qpn_open_file(const char *path, uint32_t nslots)
+{
 	size_t len = sizeof(struct qpn_shared) + (size_t)nslots * (sizeof(uint64_t) + sizeof(uint32_t));
 	struct uroce_qpn_table *t;
-	char path[256];
 	struct stat st;
 	int fd;
 
-	uroce_qpn_file(path, sizeof(path), nsid, netdev, geteuid());
 	fd = open_own(path);
 	if (fd < 0)
 		return NULL;
@@ -125,7 +131,7 @@ struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uin
 		errno = EPROTO;
 		return NULL;
 	}
-	t->me = owner_word(getpid());
+	t->me = uroce_owner_word(getpid());
 	return t;
 }
 
@@ -145,7 +151,7 @@ uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port)
 		uint32_t qpn = UROCE_QPN_FIRST + atomic_fetch_add(&t->sh->hint, 1) % n;
 		uint64_t cur = atomic_load(&t->sh->owner[qpn]);
 
-		if (cur != 0 && owner_alive(cur))
+		if (cur != 0 && uroce_owner_alive(cur))
 			continue;
 		/* Free, or its owner is gone (crashed): take it. */
 		if (atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, t->me)) {
@@ -175,10 +181,23 @@ pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive,
 	cur = atomic_load(&t->sh->owner[qpn]);
 	if (!cur)
 		return 0;
-	if (check_alive && !owner_alive(cur)) {
+	if (check_alive && !uroce_owner_alive(cur)) {
 		atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, 0);
 		return 0;
 	}
 	*fwd_port = (uint16_t)atomic_load(&ports(t)[qpn]);
 	return (pid_t)(cur >> 32);
+}
+
+uint32_t uroce_qpn_find(struct uroce_qpn_table *t, pid_t pid, uint16_t *fwd_port)
+{
+	for (uint32_t n = UROCE_QPN_FIRST; n < t->sh->nslots; n++) {
+		uint64_t cur = atomic_load(&t->sh->owner[n]);
+
+		if (cur && (pid_t)(cur >> 32) == pid) {
+			*fwd_port = (uint16_t)atomic_load(&ports(t)[n]);
+			return n;
+		}
+	}
+	return 0;
 }

@@ -19,6 +19,8 @@ struct uroce_qpn_table;
 /* Open (creating if needed) the table of the devices on NETDEV in namespace NSID. */
 struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uint32_t nslots);
 void uroce_qpn_close(struct uroce_qpn_table *t);
+/* The same kind of table at PATH: the GSI member table (cm/gsi.c) is one. */
+struct uroce_qpn_table *uroce_qpn_open_file(const char *path, uint32_t nslots);
 
 /* A free QPN now owned by this process, whose packets other processes
  * forward to FWD_PORT; 0 with errno when none is left. */
@@ -32,5 +34,13 @@ void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn);
  */
 pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive,
 		      uint16_t *fwd_port);
+
+/* The first entry owned by PID (and its forwarding port), 0 if none. */
+uint32_t uroce_qpn_find(struct uroce_qpn_table *t, pid_t pid, uint16_t *fwd_port);
+
+/* An owner word: PID << 32 | the low 32 bits of its start time, so a reused
+ * PID is not taken for the owner; and whether that process still lives. */
+uint64_t uroce_owner_word(pid_t pid);
+int uroce_owner_alive(uint64_t word);
 
 #endif

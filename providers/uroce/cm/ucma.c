@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * UCMA files, ids and the event queue, and the write() entry point that
+ * runs one command (the kernel's ucma_write, drivers/infiniband/core/ucma.c).
+ * The provider hands these entry points to liburoce-preload.so when it loads.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ucma.h"
+#include "ucma_ops.h"
+
+pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct ucma_file *files;
+static struct ucma_ctx **ids;    /* by id; ids are unique in the process */
+static uint32_t n_ids;
+
+struct ucma_file *ucma_file_find(int fd)
+{
+	for (struct ucma_file *f = files; f; f = f->next)
+		if (f->fd == fd)
+			return f;
+	return NULL;
+}
+
+/* ---- ids ------------------------------------------------------------------ */
+
+struct ucma_ctx *ucma_ctx_new(struct ucma_file *f)
+{
+	struct ucma_ctx *ctx = calloc(1, sizeof(*ctx));
+	uint32_t id;
+
+	if (!ctx)
+		return NULL;
+	for (id = 0; id < n_ids && ids[id]; id++)
+		;
+	if (id == n_ids) {
+		uint32_t n = n_ids ? 2 * n_ids : 64;
+		struct ucma_ctx **t = realloc(ids, n * sizeof(*t));
+
+		if (!t) {
+			free(ctx);
+			return NULL;
+		}
+		memset(t + n_ids, 0, (n - n_ids) * sizeof(*t));
+		ids = t;
+		n_ids = n;
+	}
+	ctx->id = id;
+	ctx->file = f;
+	ids[id] = ctx;
+	return ctx;
+}
+
+struct ucma_ctx *ucma_ctx_find(uint32_t id)
+{
+	return id < n_ids ? ids[id] : NULL;
+}
+
+/* Take EV off F's queue (it is there); the eventfd count follows. */
+static void event_unlink(struct ucma_file *f, struct ucma_event *ev)
+{
+	struct ucma_event **pp;
+	eventfd_t v;
+
+	for (pp = &f->head; *pp != ev; pp = &(*pp)->next)
+		;
+	*pp = ev->next;
+	if (f->tail == &ev->next)
+		f->tail = pp;
+	if (eventfd_read(f->fd, &v) < 0)
+		(void)0;
+}
+
+uint32_t ucma_ctx_free(struct ucma_ctx *ctx)
+{
+	struct ucma_file *f = ctx->file;
+	struct ucma_event *ev, *next;
+	uint32_t reported = ctx->events_reported;
+
+	conn_destroy(ctx);
+	/* A CONNECT_REQUEST id going before its event was taken: the event
+	 * goes too (the listener is not charged for it). */
+	for (ev = f->head; ev; ev = next) {
+		next = ev->next;
+		if (ev->conn_req == ctx) {
+			event_unlink(f, ev);
+			ev->ctx->backlog++;
+			free(ev);
+		}
+	}
+	/* Events not yet reported go; a listener's undelivered
+	 * CONNECT_REQUEST ids go with them (ucma_cleanup_ctx_events). */
+	for (ev = f->head; ev; ev = next) {
+		next = ev->next;
+		if (ev->ctx != ctx)
+			continue;
+		event_unlink(f, ev);
+		if (ev->conn_req)
+			ucma_ctx_free(ev->conn_req);
+		free(ev);
+	}
+	ids[ctx->id] = NULL;
+	free(ctx);
+	return reported;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_t status)
+{
+	struct ucma_file *f = ctx->file;
+	struct ucma_event *ev;
+
+	/* An id from a CONNECT_REQUEST reports nothing until the user takes
+	 * it with ACCEPT (ucma_event_handler: "ctx->uid" check). */
+	if (!ctx->uid && event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return NULL;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return NULL;
+	ev->ctx = ctx;
+	ev->resp.uid = ctx->uid;
+	ev->resp.id = ctx->id;
+	ev->resp.event = event;
+	ev->resp.status = (uint32_t)status;
+	ev->next = NULL;
+	*f->tail = ev;
+	f->tail = &ev->next;
+	if (eventfd_write(f->fd, 1) < 0)
+		(void)0;
+	if (uroce_debug_cm > 1)
+		fprintf(stderr, "uroce cm[%d]: event %u status %d on id %u\n", (int)getpid(),
+			event, status, ctx->id);
+	return ev;
+}
+
+int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out)
+{
+	int fd = f->fd;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct ucma_event *ev;
+
+		pthread_mutex_lock(&ucma_lock);
+		f = ucma_file_find(fd);
+		if (!f) {
+			pthread_mutex_unlock(&ucma_lock);
+			return -EBADF;
+		}
+		ev = f->head;
+		if (ev) {
+			event_unlink(f, ev);
+			*out = ev->resp;
+			ev->ctx->events_reported++;
+			if (ev->resp.event == RDMA_CM_EVENT_CONNECT_REQUEST)
+				ev->ctx->backlog++;
+			if (ev->conn_req)
+				ev->conn_req->conn.pending_req = false;
+			pthread_mutex_unlock(&ucma_lock);
+			free(ev);
+			return 0;
+		}
+		pthread_mutex_unlock(&ucma_lock);
+		if (fcntl(fd, F_GETFL) & O_NONBLOCK)
+			return -EAGAIN;
+		/* A signal interrupts the wait, as wait_event_interruptible does. */
+		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			return -EINTR;
+	}
+}
+
+/* ---- the file: open, write, close ---------------------------------------------- */
+
+int uroce_debug_cm;
+
+static int ucma_open(int flags)
+{
+	struct ucma_file *f = calloc(1, sizeof(*f));
+	int fd;
+
+	if (!f) {
+		errno = ENOMEM;
+		return -1;
+	}
+	uroce_debug_cm = getenv("UROCE_CM_DEBUG") ? atoi(getenv("UROCE_CM_DEBUG")) : 0;
+	if (getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0')
+		uroce_debug_cm = 2;
+	fd = eventfd(0, EFD_SEMAPHORE | (flags & O_NONBLOCK ? EFD_NONBLOCK : 0) |
+			(flags & O_CLOEXEC ? EFD_CLOEXEC : 0));
+	if (fd < 0) {
+		free(f);
+		return -1;
+	}
+	if (conn_start()) {
+		int err = errno;
+
+		close(fd);
+		free(f);
+		errno = err;
+		return -1;
+	}
+	f->fd = fd;
+	f->tail = &f->head;
+	pthread_mutex_lock(&ucma_lock);
+	f->next = files;
+	files = f;
+	pthread_mutex_unlock(&ucma_lock);
+	return fd;
+}
+
+static ssize_t ucma_write(int fd, const void *buf, size_t len)
+{
+	union {
+		uint8_t bytes[512];
+		uint64_t align;
+	} in;
+	struct rdma_ucm_cmd_hdr hdr;
+	const struct ucma_cmd *c;
+	struct ucma_file *f;
+	int ret;
+
+	if (len < sizeof(hdr)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.in + sizeof(hdr) > len) {
+		errno = EINVAL;
+		return -1;
+	}
+	c = ucma_cmd_lookup(hdr.cmd);
+	if (!c) {
+		errno = ENOSYS;
+		return -1;
+	}
+	/* A shorter command than ours reads as zeros beyond its end; a
+	 * longer one (a newer librdmacm) keeps the fields we know. */
+	memset(&in, 0, sizeof(in));
+	memcpy(in.bytes, (const uint8_t *)buf + sizeof(hdr),
+	       hdr.in < c->in_len ? hdr.in : c->in_len);
+	if (c->out_len && hdr.out < c->out_len && hdr.cmd != RDMA_USER_CM_CMD_GET_EVENT) {
+		errno = ENOSPC;
+		return -1;
+	}
+	pthread_mutex_lock(&ucma_lock);
+	f = ucma_file_find(fd);
+	pthread_mutex_unlock(&ucma_lock);
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	ret = c->fn(f, in.bytes, hdr.out);
+	conn_flush_puts();
+	if (uroce_debug_cm > 1)
+		fprintf(stderr, "uroce cm[%d]: %s -> %d\n", (int)getpid(), c->name, ret);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+/* The file is gone: destroy its ids, as ucma_close does (connections are
+ * left with a DREQ or REJ by conn_destroy). */
+static void ucma_close(int fd)
+{
+	struct ucma_file *f, **pp;
+
+	pthread_mutex_lock(&ucma_lock);
+	for (pp = &files; *pp && (*pp)->fd != fd; pp = &(*pp)->next)
+		;
+	f = *pp;
+	if (f) {
+		for (uint32_t i = 0; i < n_ids; i++)
+			if (ids[i] && ids[i]->file == f)
+				ucma_ctx_free(ids[i]);
+		*pp = f->next;
+	}
+	pthread_mutex_unlock(&ucma_lock);
+	free(f);
+}
+
+static const struct uroce_ucma_ops ops = {
+	.open = ucma_open,
+	.write = ucma_write,
+	.close = ucma_close,
+};
+
+/* Called from the provider's constructor: offer the rdma_cm device if
+ * liburoce-preload.so is there to route librdmacm's calls to it. */
+void uroce_ucma_register(void)
+{
+	uroce_preload_set_ucma_fn set = (uroce_preload_set_ucma_fn)dlsym(RTLD_DEFAULT,
+									 "uroce_preload_set_ucma");
+
+	if (set)
+		set(&ops);
+}
+
+/* Move CTX, with its queued events, to file TO (MIGRATE_ID). */
+int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to)
+{
+	struct ucma_file *from = ctx->file;
+	struct ucma_event *ev, *next;
+
+	for (ev = from->head; ev; ev = next) {
+		next = ev->next;
+		if (ev->ctx != ctx)
+			continue;
+		event_unlink(from, ev);
+		ev->next = NULL;
+		*to->tail = ev;
+		to->tail = &ev->next;
+		if (eventfd_write(to->fd, 1) < 0)
+			(void)0;
+		if (ev->conn_req)
+			ev->conn_req->file = to;
+	}
+	ctx->file = to;
+	return 0;
+}
+
+void ucma_for_each_ctx(void (*fn)(struct ucma_ctx *ctx, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i < n_ids; i++)
+		if (ids[i])
+			fn(ids[i], arg);
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * liburoce-preload.so, part two: the rdma_cm character device, emulated
+ * in-process for stock librdmacm (docs/cm.md).
+ *
+ * librdmacm reaches the kernel's UCMA only through open(), fstat(),
+ * write() and close() on /dev/infiniband/rdma_cm, all through the PLT.
+ * We answer them: opening the path gives an fd of the provider's UCMA
+ * layer (an eventfd, so poll/epoll/O_NONBLOCK work natively), fstat on it
+ * says "character device", write() runs the command, close() tears the
+ * file's ids down.  Every other call goes to the next definition
+ * (dlsym RTLD_NEXT), untouched.
+ */
+/* We define open and open64 (fstat and fstat64) separately: no renaming. */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cm/ucma_ops.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_TRACKED_FD 65536
+
+static const struct uroce_ucma_ops *_Atomic ucma;
+/* One byte per fd number: is it an rdma_cm file of ours?  Tested on every
+ * write() of the process, so it is one load. */
+static atomic_uchar cm_fd[MAX_TRACKED_FD];
+
+EXPORT void uroce_preload_set_ucma(const struct uroce_ucma_ops *ops)
+{
+	atomic_store(&ucma, ops);
+}
+
+static int is_cm_fd(int fd)
+{
+	return fd >= 0 && fd < MAX_TRACKED_FD &&
+	       atomic_load_explicit(&cm_fd[fd], memory_order_relaxed);
+}
+
+/* The real function NAME, looked up once into *SLOT. */
+static void *next_fn(void *_Atomic *slot, const char *name)
+{
+	void *fn = atomic_load_explicit(slot, memory_order_acquire);
+
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, name);
+		atomic_store_explicit(slot, fn, memory_order_release);
+	}
+	return fn;
+}
+#define NEXT(type, name) ({ static void *_Atomic slot_; (type)next_fn(&slot_, name); })
+
+static int is_cm_path(const char *path)
+{
+	return path && atomic_load(&ucma) && !strcmp(path, UROCE_RDMA_CM_PATH);
+}
+
+static int cm_open(int flags)
+{
+	const struct uroce_ucma_ops *ops = atomic_load(&ucma);
+	int fd = ops->open(flags);
+
+	if (fd >= MAX_TRACKED_FD) {
+		ops->close(fd);
+		NEXT(int (*)(int), "close")(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	if (fd >= 0)
+		atomic_store(&cm_fd[fd], 1);
+	return fd;
+}
+
+/* open(2)'s optional third argument, present with O_CREAT or O_TMPFILE. */
+#define OPEN_MODE(flags, mode)                                   \
+	do {                                                     \
+		if ((flags) & (O_CREAT | O_TMPFILE)) {           \
+			va_list ap_;                             \
+			va_start(ap_, flags);                    \
+			mode = va_arg(ap_, int);                 \
+			va_end(ap_);                             \
+		}                                                \
+	} while (0)
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(const char *, int, ...), "open")(path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(const char *, int, ...), "open64")(path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(int, const char *, int, ...), "openat")(dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	int mode = 0;
+
+	OPEN_MODE(flags, mode);
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(int, const char *, int, ...), "openat64")(dirfd, path, flags, mode);
+}
+
+/* _FORTIFY_SOURCE's checked variants. */
+EXPORT int __open_2(const char *path, int flags)
+{
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(const char *, int), "__open_2")(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+	if (is_cm_path(path))
+		return cm_open(flags);
+	return NEXT(int (*)(const char *, int), "__open64_2")(path, flags);
+}
+
+/* What the kernel's misc device looks like to fstat. */
+static void cm_stat(struct stat *st)
+{
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(UROCE_RDMA_CM_MAJOR, UROCE_RDMA_CM_MINOR);
+	st->st_size = 0;
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+	int ret = NEXT(int (*)(int, struct stat *), "fstat")(fd, st);
+
+	if (!ret && is_cm_fd(fd))
+		cm_stat(st);
+	return ret;
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	int ret = NEXT(int (*)(int, struct stat64 *), "fstat64")(fd, st);
+
+	if (!ret && is_cm_fd(fd))
+		cm_stat((struct stat *)st); /* same layout on 64-bit */
+	return ret;
+}
+
+/* Binaries built against glibc < 2.33 call the versioned stat entry points. */
+EXPORT int __fxstat(int ver, int fd, struct stat *st)
+{
+	int ret = NEXT(int (*)(int, int, struct stat *), "__fxstat")(ver, fd, st);
+
+	if (!ret && is_cm_fd(fd))
+		cm_stat(st);
+	return ret;
+}
+
+EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
+{
+	int ret = NEXT(int (*)(int, int, struct stat64 *), "__fxstat64")(ver, fd, st);
+
+	if (!ret && is_cm_fd(fd))
+		cm_stat((struct stat *)st);
+	return ret;
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	if (is_cm_fd(fd))
+		return atomic_load(&ucma)->write(fd, buf, len);
+	return NEXT(ssize_t (*)(int, const void *, size_t), "write")(fd, buf, len);
+}
+
+EXPORT int close(int fd)
+{
+	if (is_cm_fd(fd)) {
+		atomic_store(&cm_fd[fd], 0);
+		atomic_load(&ucma)->close(fd);
+	}
+	return NEXT(int (*)(int), "close")(fd);
+}

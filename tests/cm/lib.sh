@@ -1,0 +1,96 @@
+# Helpers of the cm suite (sourced after ../lib/common.sh): unmodified
+# librdmacm programs as server and client under `uroce run`, in network
+# namespaces of our own ("i11cm" in their names) so that fixed ports of
+# tools like ucmatose never meet another test's.
+#
+#   cm_setup        a namespace whose lo carries device lo0 (CM_LO_NS),
+#                   and two namespaces joined by a veth with a device on
+#                   each end (CM_A_NS/CM_A_ADDR, CM_B_NS/CM_B_ADDR)
+#   cm_server NS READY_RE CMD...   start a server, wait for a line of its
+#                   output matching READY_RE (the event that it listens)
+#   cm_client NS CMD...            run a client to its end
+#   cm_wait_server                 the server's exit status
+# Servers are started with UROCE_CM_DEBUG=1, which makes the CM print
+# "uroce cm: listening on ADDR:PORT" once rdma_listen has completed; tests
+# wait for that line, never for a fixed time.
+
+CM_TIMEOUT=${CM_TIMEOUT:-60}
+
+cm_setup() {
+	local id=$(uniq_id)
+	CM_LO_NS=i11cmL$id
+	CM_A_NS=i11cmA$id CM_B_NS=i11cmB$id
+	CM_A_ADDR=10.211.$((RANDOM % 200)).1
+	CM_B_ADDR=${CM_A_ADDR%.1}.2
+	make_ns $CM_LO_NS
+	add_dev lo0 lo $CM_LO_NS
+	make_ns $CM_A_NS
+	make_ns $CM_B_NS
+	make_veth $CM_A_NS i11ca$id $CM_A_ADDR/24 $CM_B_NS i11cb$id $CM_B_ADDR/24
+	add_dev cma i11ca$id $CM_A_NS
+	add_dev cmb i11cb$id $CM_B_NS
+}
+
+# Run CMD in namespace NS under uroce run, bounded.
+cm_run() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" timeout "$CM_TIMEOUT" "$UROCE" run "$@"
+}
+
+CM_SRV_PID= CM_SRV_LOG=
+cm_server() {
+	local ns=$1 ready=$2 waited=0
+	shift 2
+	CM_SRV_LOG=$(mktemp /tmp/i11cm-srv.XXXXXX)
+	on_exit "rm -f '$CM_SRV_LOG'"
+	UROCE_CM_DEBUG=1 cm_run "$ns" "$@" >"$CM_SRV_LOG" 2>&1 &
+	CM_SRV_PID=$!
+	on_exit "kill $CM_SRV_PID"
+	# The event: the server's own words, or our CM's listening line.
+	until grep -Eq "$ready" "$CM_SRV_LOG"; do
+		if ! kill -0 $CM_SRV_PID 2>/dev/null; then
+			cat "$CM_SRV_LOG" >&2
+			fail "server $* exited before listening"
+		fi
+		waited=$((waited + 1))
+		[ $waited -lt 3000 ] || { cat "$CM_SRV_LOG" >&2; fail "server $* never listened"; }
+		sleep 0.01
+	done
+}
+
+cm_wait_server() {
+	local rc=0
+	wait $CM_SRV_PID || rc=$?
+	return $rc
+}
+
+# cm_pair NAME SRV_NS CLI_NS -- SERVER... -- CLIENT...: both must exit 0
+# and print no error; the client's output goes to $CM_CLI_LOG.
+cm_pair() {
+	local name=$1 sns=$2 cns=$3 rc=0 srv=() cli=()
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	cm_server "$sns" 'uroce cm: listening' "${srv[@]}"
+	CM_CLI_LOG=$(mktemp /tmp/i11cm-cli.XXXXXX)
+	on_exit "rm -f '$CM_CLI_LOG'"
+	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
+	cm_wait_server || rc=$((rc ? rc : $?))
+	if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect|invalid' \
+		<(grep -v '^uroce cm' "$CM_SRV_LOG") "$CM_CLI_LOG"; then
+		echo "--- server"; cat "$CM_SRV_LOG"; echo "--- client"; cat "$CM_CLI_LOG"
+		fail "$name: ${srv[*]} / ${cli[*]} (exit $rc)"
+	fi
+	pass "$name: ${cli[*]}"
+}
+
+# The places a pair runs: "lo" (one namespace, its lo) and "veth".
+# cm_where W sets SRV_NS CLI_NS SRV_ADDR.
+cm_where() {
+	case $1 in
+	lo) SRV_NS=$CM_LO_NS CLI_NS=$CM_LO_NS SRV_ADDR=127.0.0.1 ;;
+	veth) SRV_NS=$CM_A_NS CLI_NS=$CM_B_NS SRV_ADDR=$CM_A_ADDR ;;
+	esac
+}
