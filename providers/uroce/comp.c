@@ -29,6 +29,23 @@ static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_stat
 	uroce_check_drained(qp);
 }
 
+/*
+ * Forward progress: an ACK, a READ response or an ATOMIC ACK completed
+ * something or moved the oldest unacknowledged PSN.  The transport and RNR
+ * retry counters count consecutive failed attempts, so progress of any
+ * kind refills them (IBTA 9.7.6.1.3, 9.7.5.2.8).  Without this an atomic
+ * or READ stream, whose responses are not plain ACKs, never refilled them
+ * and died with RETRY_EXC_ERR after retry_cnt resends spread over the
+ * whole connection.
+ */
+static void progressed(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	qe->retry_left = qp->attr.retry_cnt;
+	qe->rnr_left = qp->attr.rnr_retry;
+}
+
 /* The response PSN the READ at the head of the queue waits for next. */
 static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_send_wqe *w)
 {
@@ -64,7 +81,7 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 		progress = true;
 	}
 	if (progress)
-		qe->retry_left = qp->attr.retry_cnt; /* IBTA: the count is per forward progress */
+		progressed(qp);
 	return true;
 }
 
@@ -196,7 +213,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 	w->read_done += pkt->paylen;
 	qe->una_psn = psn_add(pkt->psn, 1);
-	qe->retry_left = qp->attr.retry_cnt;
+	progressed(qp);
 	if (w->read_done == w->length && w->state == UROCE_WQE_SENT &&
 	    psn_diff(pkt->psn, w->last_psn) >= 0)
 		done(qp, w, IBV_WC_SUCCESS);
@@ -221,6 +238,7 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		fail_head(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	progressed(qp);
 	done(qp, w, IBV_WC_SUCCESS);
 }
 
@@ -234,8 +252,10 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_count(qe->eng, UROCE_STAT_DROP_QP_STATE, 1);
 		return;
 	}
-	/* Responses to PSNs we never sent are stale or forged: drop them. */
-	if (psn_diff(pkt->psn, qe->cur_psn) >= 0) {
+	/* Responses to PSNs we never sent are stale or forged, and so are
+	 * responses to PSNs already acknowledged (una only moves forward, and
+	 * nothing behind it waits for a response): drop them, counted. */
+	if (psn_diff(pkt->psn, qe->cur_psn) >= 0 || psn_diff(pkt->psn, qe->una_psn) < 0) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
@@ -243,7 +263,7 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * not yet acknowledged.  Any other is stale or forged; acting on it
 	 * would fail or stall a healthy QP. */
 	if (pkt->kind == ROCE_K_ACK && (pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
-	    (psn_diff(pkt->psn, qe->una_psn) < 0 || qp->sq.cons == qp->sq.prod)) {
+	    qp->sq.cons == qp->sq.prod) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
