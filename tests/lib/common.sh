@@ -64,3 +64,14 @@ make_veth() {
 
 # A short unique suffix for names that live in global namespaces.
 uniq_id() { printf '%x' $(( ($$ ^ RANDOM) & 0xffff )); }
+
+# Wait until a TCP port listens in namespace NS ("" = here), at most SECS
+# seconds (default 30): the event "the server is ready", never a sleep.
+wait_listen() {
+	local ns=$1 port=$2 secs=${3:-30} t
+	for ((t = 0; t < secs * 20; t++)); do
+		${ns:+ip netns exec $ns} ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
