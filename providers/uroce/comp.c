@@ -53,11 +53,41 @@ static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_
 }
 
 /*
- * PSN A is acknowledged: complete every SEND/WRITE whose packets all lie at
- * or before A.  A READ or atomic reached this way lost its response (an
- * implied NAK, IBTA 9.7.5.1.4): resend it.  Returns false if it had to.
+ * A response for PSN came while the READ or atomic response at EXPECT is
+ * missing: resend from EXPECT (go-back-N).  Once per burst of responses:
+ * each response of the burst already on its way would ask again, and with
+ * a window of atomics outstanding every one would resend the whole window.
+ * For atomics (NEW_BURST_COUNTS), a response with a PSN below the highest
+ * seen since then belongs to a new burst (the resend's, answered from the
+ * responder's replay cache) that lost EXPECT again: resend again at once
+ * rather than wait for the probe or the ACK timeout.  Not for READs: their
+ * duplicates are re-executed, up to 64 packets each, and a responder behind
+ * on older duplicates sends old bursts late, which would look new.
  */
-static bool ack_through(struct uroce_qp *qp, uint32_t a)
+static void resend_from(struct uroce_qp *qp, uint32_t expect, uint32_t psn, bool new_burst_counts)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (qe->rd_rewound && qe->rd_rewind_psn == expect &&
+	    (!new_burst_counts || psn_diff(psn, qe->rd_ahead_psn) >= 0)) {
+		qe->rd_ahead_psn = psn;
+		return;
+	}
+	qe->rd_rewound = true;
+	qe->rd_rewind_psn = expect;
+	qe->rd_ahead_psn = psn;
+	uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
+	uroce_req_rewind(qp, expect);
+	uroce_req_progress(qp);
+}
+
+/*
+ * PSN A is acknowledged (by a response for PSN RESP): complete every
+ * SEND/WRITE whose packets all lie at or before A.  A READ or atomic
+ * reached this way lost its response (an implied NAK, IBTA 9.7.5.1.4):
+ * resend it.  Returns false if it had to.
+ */
+static bool ack_through(struct uroce_qp *qp, uint32_t a, uint32_t resp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	bool progress = false;
@@ -68,8 +98,10 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, a) > 0)
 			break;
 		if (uroce_is_rd_atomic(w->opcode)) {
-			uroce_req_rewind(qp, w->opcode == IBV_WR_RDMA_READ ?
-					 read_expected(qe, w) : w->first_psn);
+			if (w->opcode == IBV_WR_RDMA_READ)
+				resend_from(qp, read_expected(qe, w), resp, false);
+			else
+				resend_from(qp, w->first_psn, resp, true);
 			return false;
 		}
 		done(qp, w, IBV_WC_SUCCESS);
@@ -104,7 +136,7 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uint8_t code = pkt->syndrome & 0x1f;
 
 	/* Everything before the NAKed PSN has arrived (IBTA 9.7.5.2.x). */
-	if (!ack_through(qp, psn_add(pkt->psn, -1u)))
+	if (!ack_through(qp, psn_add(pkt->psn, -1u), pkt->psn))
 		return;
 	if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
 		uroce_count(qe->eng, UROCE_STAT_RNR_NAKS_RX, 1);
@@ -165,7 +197,7 @@ static struct uroce_send_wqe *head_for_response(struct uroce_qp *qp, uint32_t ps
 		if ((read && w->opcode == IBV_WR_RDMA_READ) || w->state != UROCE_WQE_SENT ||
 		    psn_diff(w->last_psn, psn) >= 0)
 			return w;
-		if (!ack_through(qp, w->last_psn))
+		if (!ack_through(qp, w->last_psn, psn))
 			return NULL;
 	}
 	return NULL;
@@ -181,15 +213,9 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return; /* a stale response */
 	expect = read_expected(qe, w);
 	if (pkt->psn != expect) {
-		/* Ahead: responses were lost; resend the READ from there once. */
-		if (psn_diff(pkt->psn, expect) > 0 && psn_diff(qe->cur_psn, expect) > 0 &&
-		    !(qe->rd_rewound && qe->rd_rewind_psn == expect)) {
-			qe->rd_rewound = true;
-			qe->rd_rewind_psn = expect;
-			uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
-			uroce_req_rewind(qp, expect);
-			uroce_req_progress(qp);
-		}
+		/* Ahead: responses were lost; resend the READ from there. */
+		if (psn_diff(pkt->psn, expect) > 0 && psn_diff(qe->cur_psn, expect) > 0)
+			resend_from(qp, expect, pkt->psn, false);
 		uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);
 		return;
 	}
@@ -270,7 +296,7 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	switch (pkt->kind) {
 	case ROCE_K_ACK:
 		if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
-			ack_through(qp, pkt->psn);
+			ack_through(qp, pkt->psn, pkt->psn);
 		else
 			on_nak(qp, pkt);
 		break;
