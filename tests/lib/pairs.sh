@@ -24,7 +24,9 @@ pair() {
 	case $1 in ib_*) gidopt=-x ;; esac
 	${sns:+ip netns exec $sns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
 	spid=$!
-	sleep 1
+	# The client connects once: start it when the server listens.
+	wait_listen "$sns" $PAIR_PORT 60 || {
+		cat "$log"; fail "$name: the server never listened on port $PAIR_PORT"; }
 	${cns:+ip netns exec $cns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
 	# perftest and the pingpongs report failed completions and setup
