@@ -65,13 +65,22 @@ make_veth() {
 # A short unique suffix for names that live in global namespaces.
 uniq_id() { printf '%x' $(( ($$ ^ RANDOM) & 0xffff )); }
 
-# Wait until a TCP port listens in namespace NS ("" = here), at most SECS
-# seconds (default 30): the event "the server is ready", never a sleep.
-wait_listen() {
-	local ns=$1 port=$2 secs=${3:-30} t
+# wait_until SECS CMD ARGS...: run CMD every 50 ms until it succeeds, at
+# most SECS seconds; 1 if it never did.  For "the other side is ready":
+# wait for the event itself, bounded, never a fixed sleep.
+wait_until() {
+	local secs=$1 t
+	shift
 	for ((t = 0; t < secs * 20; t++)); do
-		${ns:+ip netns exec $ns} ss -Hltn "sport = :$port" | grep -q . && return 0
+		"$@" && return 0
 		sleep 0.05
 	done
 	return 1
 }
+
+# Is a TCP port listening in namespace NS ("" = here)?  listening NS PORT
+listening() { ${1:+ip netns exec $1} ss -Hltn "sport = :$2" | grep -q .; }
+
+# Wait until a TCP port listens in namespace NS ("" = here), at most SECS
+# seconds (default 30): the event "the server is ready".
+wait_listen() { wait_until "${3:-30}" listening "$1" "$2"; }
