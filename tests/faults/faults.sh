@@ -68,6 +68,7 @@ verify() {
 	UROCE_STATS=1 ip netns exec $A timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
 		-d fa -g $GID_A -p $port -n $n -s $seed >"$log" 2>&1 &
 	local spid=$!
+	wait_listen $A $port 60 || fail "$name: verbs_verify's server never listened on port $port"
 	UROCE_STATS=1 ip netns exec $B timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
 		-d fb -g $GID_B -p $port -n $n -s $seed $ADDR_A >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
