@@ -29,6 +29,23 @@ static void done(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_stat
 	uroce_check_drained(qp);
 }
 
+/*
+ * Forward progress: an ACK, a READ response or an ATOMIC ACK completed
+ * something or moved the oldest unacknowledged PSN.  The transport and RNR
+ * retry counters count consecutive failed attempts, so progress of any
+ * kind refills them (IBTA 9.7.6.1.3, 9.7.5.2.8).  Without this an atomic
+ * or READ stream, whose responses are not plain ACKs, never refilled them
+ * and died with RETRY_EXC_ERR after retry_cnt resends spread over the
+ * whole connection.
+ */
+static void progressed(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	qe->retry_left = qp->attr.retry_cnt;
+	qe->rnr_left = qp->attr.rnr_retry;
+}
+
 /* The response PSN the READ at the head of the queue waits for next. */
 static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_send_wqe *w)
 {
@@ -36,11 +53,41 @@ static uint32_t read_expected(const struct uroce_qp_eng *qe, const struct uroce_
 }
 
 /*
- * PSN A is acknowledged: complete every SEND/WRITE whose packets all lie at
- * or before A.  A READ or atomic reached this way lost its response (an
- * implied NAK, IBTA 9.7.5.1.4): resend it.  Returns false if it had to.
+ * A response for PSN came while the READ or atomic response at EXPECT is
+ * missing: resend from EXPECT (go-back-N).  Once per burst of responses:
+ * each response of the burst already on its way would ask again, and with
+ * a window of atomics outstanding every one would resend the whole window.
+ * For atomics (NEW_BURST_COUNTS), a response with a PSN below the highest
+ * seen since then belongs to a new burst (the resend's, answered from the
+ * responder's replay cache) that lost EXPECT again: resend again at once
+ * rather than wait for the probe or the ACK timeout.  Not for READs: their
+ * duplicates are re-executed, up to 64 packets each, and a responder behind
+ * on older duplicates sends old bursts late, which would look new.
  */
-static bool ack_through(struct uroce_qp *qp, uint32_t a)
+static void resend_from(struct uroce_qp *qp, uint32_t expect, uint32_t psn, bool new_burst_counts)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (qe->rd_rewound && qe->rd_rewind_psn == expect &&
+	    (!new_burst_counts || psn_diff(psn, qe->rd_ahead_psn) >= 0)) {
+		qe->rd_ahead_psn = psn;
+		return;
+	}
+	qe->rd_rewound = true;
+	qe->rd_rewind_psn = expect;
+	qe->rd_ahead_psn = psn;
+	uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
+	uroce_req_rewind(qp, expect);
+	uroce_req_progress(qp);
+}
+
+/*
+ * PSN A is acknowledged (by a response for PSN RESP): complete every
+ * SEND/WRITE whose packets all lie at or before A.  A READ or atomic
+ * reached this way lost its response (an implied NAK, IBTA 9.7.5.1.4):
+ * resend it.  Returns false if it had to.
+ */
+static bool ack_through(struct uroce_qp *qp, uint32_t a, uint32_t resp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	bool progress = false;
@@ -51,8 +98,10 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, a) > 0)
 			break;
 		if (uroce_is_rd_atomic(w->opcode)) {
-			uroce_req_rewind(qp, w->opcode == IBV_WR_RDMA_READ ?
-					 read_expected(qe, w) : w->first_psn);
+			if (w->opcode == IBV_WR_RDMA_READ)
+				resend_from(qp, read_expected(qe, w), resp, false);
+			else
+				resend_from(qp, w->first_psn, resp, true);
 			return false;
 		}
 		done(qp, w, IBV_WC_SUCCESS);
@@ -64,7 +113,7 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a)
 		progress = true;
 	}
 	if (progress)
-		qe->retry_left = qp->attr.retry_cnt; /* IBTA: the count is per forward progress */
+		progressed(qp);
 	return true;
 }
 
@@ -87,7 +136,7 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uint8_t code = pkt->syndrome & 0x1f;
 
 	/* Everything before the NAKed PSN has arrived (IBTA 9.7.5.2.x). */
-	if (!ack_through(qp, psn_add(pkt->psn, -1u)))
+	if (!ack_through(qp, psn_add(pkt->psn, -1u), pkt->psn))
 		return;
 	if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
 		uroce_count(qe->eng, UROCE_STAT_RNR_NAKS_RX, 1);
@@ -148,10 +197,56 @@ static struct uroce_send_wqe *head_for_response(struct uroce_qp *qp, uint32_t ps
 		if ((read && w->opcode == IBV_WR_RDMA_READ) || w->state != UROCE_WQE_SENT ||
 		    psn_diff(w->last_psn, psn) >= 0)
 			return w;
-		if (!ack_through(qp, w->last_psn))
+		if (!ack_through(qp, w->last_psn, psn))
 			return NULL;
 	}
 	return NULL;
+}
+
+/* Bytes of READ W that the response for PSN carries: one MTU each, the
+ * rest in the last (requests are cut at MTU multiples, so PSN -> offset). */
+static uint32_t read_resp_len(const struct uroce_qp_eng *qe, const struct uroce_send_wqe *w,
+			      uint32_t psn)
+{
+	uint64_t off = (uint64_t)psn_diff(psn, w->first_psn) * uroce_qp_mtu(qe);
+
+	return off >= w->length ? 0 : (uint32_t)(w->length - off > uroce_qp_mtu(qe) ?
+						 uroce_qp_mtu(qe) : w->length - off);
+}
+
+static int read_place(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t off,
+		      const struct roce_pkt *pkt)
+{
+	int ret;
+
+	if (!pkt->paylen)
+		return 0;
+	uroce_mem_lock(qp);
+	ret = uroce_mem_scatter(qp, wqe_sges(w), w->num_sge, off, pkt->payload, pkt->paylen);
+	uroce_mem_unlock(qp);
+	return ret;
+}
+
+/*
+ * A response beyond the gap at EXPECT, for the same READ: place it now and
+ * remember it, so that the resend only has to fill the gap rather than
+ * bring every later response again (at 20 % loss, go-back-N alone needs
+ * some 16 rounds for a 64-packet READ).  The buffer's contents are not
+ * defined before the completion, so placing out of order is invisible.
+ */
+static void read_keep_ahead(struct uroce_qp *qp, struct uroce_send_wqe *w, uint32_t expect,
+			    const struct roce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	int32_t ahead = psn_diff(pkt->psn, expect);
+
+	if (ahead < 1 || ahead > 64 || psn_diff(pkt->psn, w->last_psn) > 0 ||
+	    pkt->paylen != read_resp_len(qe, w, pkt->psn) || !pkt->paylen ||
+	    read_place(qp, w, (uint64_t)psn_diff(pkt->psn, w->first_psn) * uroce_qp_mtu(qe), pkt)) {
+		uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);
+		return;
+	}
+	qe->rd_kept |= 1ull << (ahead - 1);
 }
 
 static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
@@ -162,18 +257,21 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	if (!w || w->opcode != IBV_WR_RDMA_READ || w->state == UROCE_WQE_POSTED)
 		return; /* a stale response */
+	if (qe->rd_kept_first != w->first_psn) {
+		qe->rd_kept = 0;
+		qe->rd_kept_first = w->first_psn;
+	}
 	expect = read_expected(qe, w);
 	if (pkt->psn != expect) {
-		/* Ahead: responses were lost; resend the READ from there once. */
-		if (psn_diff(pkt->psn, expect) > 0 && psn_diff(qe->cur_psn, expect) > 0 &&
-		    !(qe->rd_rewound && qe->rd_rewind_psn == expect)) {
-			qe->rd_rewound = true;
-			qe->rd_rewind_psn = expect;
-			uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
-			uroce_req_rewind(qp, expect);
-			uroce_req_progress(qp);
+		/* Ahead: responses were lost; keep this one, resend the READ
+		 * from the gap. */
+		if (psn_diff(pkt->psn, expect) > 0) {
+			read_keep_ahead(qp, w, expect, pkt);
+			if (psn_diff(qe->cur_psn, expect) > 0)
+				resend_from(qp, expect, pkt->psn, false);
+		} else {
+			uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);
 		}
-		uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);
 		return;
 	}
 	if (pkt->paylen > w->length - w->read_done ||
@@ -182,23 +280,24 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		fail_head(qp, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (pkt->paylen) {
-		int ret;
-
-		uroce_mem_lock(qp);
-		ret = uroce_mem_scatter(qp, wqe_sges(w), w->num_sge, w->read_done,
-					pkt->payload, pkt->paylen);
-		uroce_mem_unlock(qp);
-		if (ret) {
-			fail_head(qp, IBV_WC_LOC_PROT_ERR);
-			return;
-		}
+	if (read_place(qp, w, w->read_done, pkt)) {
+		fail_head(qp, IBV_WC_LOC_PROT_ERR);
+		return;
 	}
 	w->read_done += pkt->paylen;
 	qe->una_psn = psn_add(pkt->psn, 1);
-	qe->retry_left = qp->attr.retry_cnt;
+	/* The responses kept beyond it follow on, as far as this pass has
+	 * asked again (una never passes cur_psn: a READ being resent
+	 * completes once its last request is out). */
+	while ((qe->rd_kept & 1) && psn_diff(qe->una_psn, qe->cur_psn) < 0) {
+		w->read_done += read_resp_len(qe, w, qe->una_psn);
+		qe->una_psn = psn_add(qe->una_psn, 1);
+		qe->rd_kept >>= 1;
+	}
+	qe->rd_kept = qe->rd_kept & 1 ? 0 : qe->rd_kept >> 1;
+	progressed(qp);
 	if (w->read_done == w->length && w->state == UROCE_WQE_SENT &&
-	    psn_diff(pkt->psn, w->last_psn) >= 0)
+	    psn_diff(psn_add(qe->una_psn, -1u), w->last_psn) >= 0)
 		done(qp, w, IBV_WC_SUCCESS);
 	else if (w->length == 0 && w->state == UROCE_WQE_SENT)
 		done(qp, w, IBV_WC_SUCCESS);
@@ -221,6 +320,7 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		fail_head(qp, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
+	progressed(qp);
 	done(qp, w, IBV_WC_SUCCESS);
 }
 
@@ -234,8 +334,10 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_count(qe->eng, UROCE_STAT_DROP_QP_STATE, 1);
 		return;
 	}
-	/* Responses to PSNs we never sent are stale or forged: drop them. */
-	if (psn_diff(pkt->psn, qe->cur_psn) >= 0) {
+	/* Responses to PSNs we never sent are stale or forged, and so are
+	 * responses to PSNs already acknowledged (una only moves forward, and
+	 * nothing behind it waits for a response): drop them, counted. */
+	if (psn_diff(pkt->psn, qe->cur_psn) >= 0 || psn_diff(pkt->psn, qe->una_psn) < 0) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
@@ -243,14 +345,14 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * not yet acknowledged.  Any other is stale or forged; acting on it
 	 * would fail or stall a healthy QP. */
 	if (pkt->kind == ROCE_K_ACK && (pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
-	    (psn_diff(pkt->psn, qe->una_psn) < 0 || qp->sq.cons == qp->sq.prod)) {
+	    qp->sq.cons == qp->sq.prod) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}
 	switch (pkt->kind) {
 	case ROCE_K_ACK:
 		if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
-			ack_through(qp, pkt->psn);
+			ack_through(qp, pkt->psn, pkt->psn);
 		else
 			on_nak(qp, pkt);
 		break;

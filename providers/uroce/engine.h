@@ -147,8 +147,13 @@ struct uroce_qp_eng {
 	bool comm_est_sent;          /* COMM_EST reported */
 	uint16_t conn_port;          /* peer source port the receive socket is connected to */
 	uint8_t reconnects;          /* times the peer's port had to be learnt again */
-	bool rd_rewound;             /* a READ was resent from rd_rewind_psn already */
+	bool rd_rewound;             /* a READ/atomic was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
+	uint32_t rd_ahead_psn;       /* the highest response PSN seen since */
+	/* READ responses placed ahead of a gap in the head READ (the one whose
+	 * first PSN is rd_kept_first): bit i is PSN expected + 1 + i. */
+	uint64_t rd_kept;
+	uint32_t rd_kept_first;
 
 	/* responder */
 	uint32_t epsn;               /* expected PSN */

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Hostile RoCEv2 traffic at a live uroce device, built with scapy.
 
-    hostile.py IFACE TARGET_IP SECONDS_TO_SNIFF
+    hostile.py IFACE TARGET_IP SECONDS_TO_LEARN
 
-First sniffs IFACE to learn the live QPs at TARGET_IP (destination QPNs of
-RC and UD packets going there) and the PSNs in use, then sends classes of
+Sniffs IFACE to learn the live QPs at TARGET_IP (destination QPNs of RC
+and UD packets going there) and the PSNs in use -- until it has seen an
+RC and a UD QP, or SECONDS_TO_LEARN have passed -- then sends classes of
 bad packets at TARGET_IP:4791 and prints, per class, how many it sent
 ("sent CLASS N"), so the caller can compare with uroce's drop counters:
 
@@ -18,20 +19,27 @@ bad packets at TARGET_IP:4791 and prints, per class, how many it sent
               PSNs far from the expected one, keys and addresses random,
               lengths past any MR
   stale_resp  ACKs/NAKs/read responses to live QPs for PSNs never sent
+
+The caller keeps the QPs alive until this script has ended (verbs_verify
+-u), so every packet meets a live connection.  Each class is built just
+before it is sent, from the PSNs seen just before: a "far" PSN stays at
+least 3 * 2^20 away from the live one.  A PSN inside the requester's window would be indistinguishable from
+a real packet (RoCE has no authentication) -- not what this test is about.
 """
 import random
 import struct
 import sys
+import time
 import zlib
 
-from scapy.all import IP, UDP, Raw, conf, send, sniff
-from scapy.contrib.roce import BTH
+from scapy.all import IP, UDP, AsyncSniffer, Raw, conf, send
+from scapy.contrib.roce import BTH  # noqa: F401 (registers the ICRC layer)
 
 conf.verb = 0
-iface, target, sniff_secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+iface, target, learn_secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rng = random.Random(4791)
 
-# ---- learn the live QPs -------------------------------------------------------
+# ---- learn the live QPs (and keep learning their PSNs) -------------------------
 rc_qps, ud_qps = {}, {}
 
 
@@ -44,15 +52,29 @@ def learn(pkt):
     opcode = raw[0]
     qpn = struct.unpack('!I', raw[4:8])[0] & 0xffffff
     psn = struct.unpack('!I', raw[8:12])[0] & 0xffffff
-    (ud_qps if opcode >> 5 == 3 else rc_qps)[qpn] = psn
+    if opcode >> 5 == 0:      # RC (UC's QPs would count RC packets as wrong-type drops)
+        rc_qps[qpn] = psn
+    elif opcode >> 5 == 3:    # UD
+        ud_qps[qpn] = psn
 
 
-sniff(iface=iface, prn=learn, timeout=sniff_secs, store=False,
-      filter=f'udp dst port 4791 and dst host {target}')
+def learn_until(done, secs):
+    """Sniff (in the background, stopped at once: Python is slow to follow
+    a transfer) until done() or SECS have passed."""
+    sniffer = AsyncSniffer(iface=iface, prn=learn, store=False,
+                           filter=f'udp dst port 4791 and dst host {target}')
+    sniffer.start()
+    end = time.monotonic() + secs
+    while not done() and time.monotonic() < end:
+        time.sleep(0.02)
+    sniffer.stop()
+
+
+learn_until(lambda: rc_qps and ud_qps, learn_secs)
 if not rc_qps:
-    print('no live RC QP seen', file=sys.stderr)
+    print(f'no live RC QP seen in {learn_secs} s', file=sys.stderr)
     sys.exit(2)
-print(f'live RC QPs {sorted(hex(q) for q in rc_qps)} UD QPs {sorted(hex(q) for q in ud_qps)}')
+print(f'live RC QPs {sorted(hex(q) for q in rc_qps)} UD QPs {sorted(hex(q) for q in ud_qps)}', flush=True)
 
 
 # ---- packet building: our own bytes, scapy's IP/UDP and its ICRC -----------------
@@ -87,16 +109,26 @@ def reth(va, rkey, length):
 
 
 def far_psn(psn):
-    # Half way round the 24-bit PSN space: out of sequence or an old duplicate.
-    return (psn + rng.randrange(1 << 20, (1 << 24) - (1 << 20))) & 0xffffff
+    # A quarter of the 24-bit PSN space ahead (out of sequence) or behind
+    # (an old duplicate), give or take 2^20: at least 3 * 2^20 packets from
+    # the live PSN, more than the transfer moves while a class is sent.
+    return (psn + rng.choice([1, -1]) * ((1 << 22) + rng.randrange(-(1 << 20), 1 << 20))) & 0xffffff
 
 
 sent = {}
 
 
+def refresh_psns():
+    """Learn the live PSNs again: the transfer has moved on meanwhile."""
+    seen = dict(rc_qps)
+    learn_until(lambda: any(rc_qps[q] != seen[q] for q in seen), 10)
+
+
 def emit(cls, pkts):
+    t0 = time.monotonic()
     send(pkts, iface=None)
     sent[cls] = sent.get(cls, 0) + len(pkts)
+    print(f'# {cls}: {len(pkts)} packets in {time.monotonic() - t0:.1f} s', flush=True)
 
 
 live = list(rc_qps)
@@ -116,6 +148,7 @@ emit('bad_icrc', [frame(bth(0x04, rng.choice(live), rng.randrange(1 << 24)) + by
                         good_icrc=False)
                   for _ in range(N)])
 
+refresh_psns()
 emit('bad_pkey', [frame(bth(0x04, rng.choice(live), rc_qps[live[0]], pkey=0x1234) + bytes(32))
                   for _ in range(N // 2)])
 
@@ -142,6 +175,7 @@ def hostile_request(qpn):
     return bth(0x07, qpn, psn) + bytes(256)   # WRITE_MIDDLE out of nowhere
 
 
+refresh_psns()
 emit('bad_psn', [frame(hostile_request(rng.choice(live))) for _ in range(N)])
 
 
@@ -154,6 +188,7 @@ def stale_response(qpn):
     return bth(op, qpn, psn) + aeth + tail
 
 
+refresh_psns()
 emit('stale_resp', [frame(stale_response(rng.choice(live))) for _ in range(N // 2)])
 
 for cls, n in sent.items():

@@ -248,6 +248,12 @@ static void test_rnr(void)
 	conn_up(&c, 14, 7, 7, MIN_RNR);
 	barrier();
 	if (!is_client) {
+		char posted;
+
+		/* The receive comes DELAY_MS after the client's SEND was posted
+		 * (it says so on the side channel), however late that is. */
+		if (read(sock, &posted, 1) != 1)
+			DIE("rnr 7: the client did not say it posted");
 		usleep(DELAY_MS * 1000);
 		post_recv(&c, 11, 65536);
 		double t0 = now_ms();
@@ -268,6 +274,8 @@ static void test_rnr(void)
 		double t0 = now_ms();
 
 		post_send(&c, 1, IBV_WR_SEND, LEN);
+		if (write(sock, "p", 1) != 1)
+			DIE("rnr 7: side channel");
 		int got = poll_one(c.scq, &wc, 10000);
 		double el = now_ms() - t0;
 

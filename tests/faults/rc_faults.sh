@@ -23,6 +23,7 @@ run() {
 	ip netns exec $B timeout 90 "$UROCE" run "$RC_FAULTS" -t $test -d rb -g $GID_B -p $port \
 		>"$log" 2>&1 &
 	local spid=$!
+	wait_listen $port $spid 60 $B || fail "$name: the server never listened on port $port"
 	ip netns exec $A timeout 90 "$UROCE" run "$RC_FAULTS" -t $test -d ra -g $GID_A -p $port \
 		"$@" $ADDR_B >"$log.c" 2>&1 || rc=$?
 	[ -z "${CUT_UP:-}" ] || eval "$CUT_UP"
@@ -35,12 +36,12 @@ run() {
 
 CUT_UP="ip -n $W link set wb up" \
 	run dead/wire dead -x "ip -n $W link set wb down"
-sleep 1
+# The next test needs the wire back: the bridge forwards on wb again.
+wait_until 30 eval 'bridge -n $W link show dev wb | grep -q "state forwarding"' ||
+	fail "the bridge port wb does not forward again"
 CUT_UP="ip -n $B link set $IF_B up" \
 	run dead/link dead -x "ip -n $B link set $IF_B down"
 # the server's port must be ACTIVE again before the next test
-for i in $(seq 50); do
-	ip netns exec $B "$UROCE" run ibv_devinfo -d rb 2>/dev/null | grep -q PORT_ACTIVE && break
-	sleep 0.1
-done
+wait_until 30 eval 'ip netns exec $B "$UROCE" run ibv_devinfo -d rb 2>/dev/null | grep -q PORT_ACTIVE' ||
+	fail "the server's port did not become ACTIVE again"
 run rnr rnr

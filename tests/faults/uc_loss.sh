@@ -46,6 +46,7 @@ run() {
 	ip netns exec $B timeout 120 "$UROCE" run "$UC_LOSS" -d ub -g $GID_B -p $port -n $N \
 		>"$log" 2>&1 &
 	local spid=$!
+	wait_listen $port $spid 60 $B || fail "$name: the server never listened on port $port"
 	ip netns exec $A timeout 120 "$UROCE" run "$UC_LOSS" -d ua -g $GID_A -p $port -n $N \
 		$ADDR_B >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))

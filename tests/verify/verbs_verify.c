@@ -10,7 +10,12 @@
  * memory untouched.
  *
  *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED]          (server)
- *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED] HOST     (client)
+ *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED] [-u FILE] HOST  (client)
+ *
+ * The RC, UC and UD connections stay up through every round; one round
+ * runs, and with -u the client runs more, until FILE exists: a test that
+ * attacks or impairs the live connections holds them as long as it needs,
+ * whatever the speed of the machine.
  */
 #include <endian.h>
 #include <errno.h>
@@ -672,18 +677,19 @@ static void test_ud_reply(struct conn *c)
 
 int main(int argc, char **argv)
 {
-	const char *dev = NULL, *port = "19876", *host = NULL;
+	const char *dev = NULL, *port = "19876", *host = NULL, *until = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:p:n:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:n:s:u:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
 		case 'p': port = optarg; break;
 		case 'n': iters = atoi(optarg); break;
 		case 's': seed = (unsigned int)atoi(optarg); break;
+		case 'u': until = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX [-p PORT] [-n ITERS] [-s SEED] [HOST]\n", argv[0]);
+			fprintf(stderr, "usage: %s -d DEV -g GIDX [-p PORT] [-n ITERS] [-s SEED] [-u FILE] [HOST]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -715,24 +721,35 @@ int main(int argc, char **argv)
 	tcp_setup(host, port);
 	rng_state = seed;
 
-	struct conn c;
+	/* Every QP type's connection is up at once and stays up for all the
+	 * rounds: a test that aims at live QPs (hostile.sh) finds them all. */
+	struct conn rc, uc, ud;
 
-	conn_up(&c, IBV_QPT_RC);
-	test_sends(&c, "rc send");
-	test_writes(&c, "rc write");
-	test_reads(&c);
-	test_atomics(&c);
-	conn_down(&c);
+	conn_up(&rc, IBV_QPT_RC);
+	conn_up(&uc, IBV_QPT_UC);
+	conn_up(&ud, IBV_QPT_UD);
+	for (int round = 1;; round++) {
+		char mine, theirs;
 
-	conn_up(&c, IBV_QPT_UC);
-	test_sends(&c, "uc send");
-	test_writes(&c, "uc write");
-	conn_down(&c);
-
-	conn_up(&c, IBV_QPT_UD);
-	test_sends(&c, "ud send");
-	test_ud_reply(&c);
-	conn_down(&c);
+		test_sends(&rc, "rc send");
+		test_writes(&rc, "rc write");
+		test_reads(&rc);
+		test_atomics(&rc);
+		test_sends(&uc, "uc send");
+		test_writes(&uc, "uc write");
+		test_sends(&ud, "ud send");
+		test_ud_reply(&ud);
+		/* The client decides, the server follows: another round while
+		 * -u's file does not exist yet. */
+		mine = is_client && until && access(until, F_OK) != 0;
+		xfer(&mine, &theirs, 1);
+		if (!(is_client ? mine : theirs))
+			break;
+		NOTE("round %d done, the QPs held for another", round);
+	}
+	conn_down(&rc);
+	conn_down(&uc);
+	conn_down(&ud);
 
 	test_violation("write with a bad rkey", IBV_WR_RDMA_WRITE, 0, IBV_WC_REM_ACCESS_ERR);
 	test_violation("write past the end of an MR", IBV_WR_RDMA_WRITE, 1, IBV_WC_REM_ACCESS_ERR);

@@ -16,6 +16,7 @@ run() { # where srv_ns srv_dev srv_gid cli_ns cli_dev cli_gid addr
 	on_exit "rm -f '$log'"
 	${2:+ip netns exec $2} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $3 -g $4 -p $port -n $n -s $seed >"$log" 2>&1 &
 	local spid=$!
+	wait_listen $port $spid 60 "$2" || fail "verbs_verify's server never listened on port $port ($1)"
 	${5:+ip netns exec $5} timeout 300 "$UROCE" run "$VERBS_VERIFY" -d $6 -g $7 -p $port -n $n -s $seed $8 || rc=$?
 	echo "(seed $seed)"
 	wait $spid || rc=$((rc ? rc : $?))
