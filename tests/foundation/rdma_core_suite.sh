@@ -4,6 +4,7 @@
 # in any test fails this test, skips are reported.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 src=/usr/share/doc/rdma-core/tests
 [ -f "$src/run_tests.py" ] || skip "python3-pyverbs' test suite is not installed"
 use_private_registry
