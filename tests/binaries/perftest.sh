@@ -8,6 +8,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 add_dev lo0 lo
 veth_pair_with_devices 32

@@ -5,6 +5,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 id=$(uniq_id)
 A=uroceXA$id B=uroceXB$id

@@ -3,6 +3,7 @@
 # on a device on lo, under `uroce run`.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 add_dev uroce0 lo
 : "${CQ_EVENTS:?CQ_EVENTS must name the cq_events binary}"

@@ -4,6 +4,7 @@
 # why, never a garbage fd.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 add_dev uroce0 lo
 # The environment `uroce run` would set, minus the preload.

@@ -3,6 +3,7 @@
 # names, xdp not yet, not root, no devices; link show/del of unknown devices.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 
 expect_err() { # expect_err "message regex" CMD...

@@ -4,6 +4,7 @@
 # table that is exactly lo's addresses.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 add_dev uroce0 lo
 

@@ -3,6 +3,7 @@
 # unprivileged user once root has added the device.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 add_dev uroce0 lo
 here=$(cd "$(dirname "$0")" && pwd)

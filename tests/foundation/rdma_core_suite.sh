@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/common.sh"
 . "$here/../lib/pairs.sh"
 need_root
+isolate_netns "$@"
 src=/usr/share/doc/rdma-core/tests
 [ -f "$src/run_tests.py" ] || skip "python3-pyverbs' test suite is not installed"
 use_private_registry

@@ -74,6 +74,21 @@ make_ns() {
 	ip -n "$1" link set lo up
 }
 
+# isolate_netns "$@": run the rest of this test (the script again, from the
+# top) in a network namespace of its own, removed when it ends.  Its devices
+# on lo then share 127.0.0.1:4791 with no one else's processes: on a shared
+# machine, other builds of uroce on the host's lo would be in the same
+# SO_REUSEPORT group, and a build whose QPN table differs cannot forward
+# our packets (docs/engine.md).
+isolate_netns() {
+	[ -z "${UROCE_TEST_NETNS:-}" ] || return 0
+	local ns rc=0
+	ns=uroceL$(uniq_id)
+	make_ns "$ns"
+	UROCE_TEST_NETNS=$ns ip netns exec "$ns" "$BASH" "$0" "$@" || rc=$?
+	exit $rc
+}
+
 # A veth pair between two namespaces: make_veth NS_A IF_A ADDR_A NS_B IF_B ADDR_B
 make_veth() {
 	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"

@@ -4,6 +4,7 @@
 # ibv_create_ah_from_wc) in C; a device on lo, no traffic needed.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
+isolate_netns "$@"
 use_private_registry
 dev=vq$(uniq_id)
 add_dev "$dev" lo
