@@ -58,8 +58,17 @@ int uroce_reg_remove(const char *nsdir, const char *name);
 /* The shared QPN table of the devices on NETDEV in namespace NSID (qpn.c). */
 void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev);
 
+#define UROCE_CDEV_TARGET "/dev/null"
+
+/* What /dev/infiniband/uverbsN is: a device node, or (where mknod is not
+ * permitted, e.g. a user namespace) a symbolic link to UROCE_CDEV_TARGET. */
+enum uroce_cdev_kind {
+	UROCE_CDEV_NODE,
+	UROCE_CDEV_SYMLINK,
+};
+
 /* Create the lowest free /dev/infiniband/uverbsN; returns N or -errno. */
-int uroce_cdev_create(void);
+int uroce_cdev_create(enum uroce_cdev_kind *kind);
 int uroce_cdev_remove(int n);
 
 /*
