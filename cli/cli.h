@@ -7,6 +7,7 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_link(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
 #endif

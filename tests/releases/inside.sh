@@ -30,6 +30,9 @@ pair ibv_ud_pingpong --chk -n 500 -s 1024
 pair ib_write_bw -n 2000 -s 65536
 pair ib_read_lat -n 1000 -s 64
 
+# The whole shell sees the devices after eval "$(uroce env)".
+(eval "$("$U" env)" && RUN= && pair ibv_rc_pingpong --chk -n 200 -s 1024) || exit 1
+
 # rdma-core's own test_qpex: goes through verbs_qp (ibv_qp_to_qp_ex) in libibverbs.
 t=/usr/share/doc/rdma-core/tests
 [ -f "$t/run_tests.py" ] || fail "python3-pyverbs' tests are not installed"
