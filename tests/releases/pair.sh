@@ -23,5 +23,5 @@ pair() {
 		echo "--- server"; cat "$work/s"; echo "--- client"; cat "$work/c"
 		fail "$* (exit $rc)"
 	fi
-	pass "${RUN:-(uroce env)} $*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$work/c" | tail -1 | tr -s ' \t' ' ')"
+	pass "$([ -n "$RUN" ] || echo "(uroce env) ")$*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$work/c" | tail -1 | tr -s ' \t' ' ')"
 }
