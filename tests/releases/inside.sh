@@ -21,10 +21,10 @@ fail() { echo "FAIL [$rel]: $*"; exit 1; }
 pass() { echo "ok [$rel]: $*"; }
 
 "$U" link add r0 netdev lo >"$work/link" 2>&1 || { cat "$work/link"; fail "uroce link add"; }
-gid=$("$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1)
+. "$(dirname "$0")/pair.sh"
+gid=$(lo_gid)
 [ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"
 
-. "$(dirname "$0")/pair.sh"
 pair ibv_rc_pingpong --chk -n 500 -s 4096
 pair ibv_ud_pingpong --chk -n 500 -s 1024
 pair ib_write_bw -n 2000 -s 65536

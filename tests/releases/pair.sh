@@ -4,6 +4,11 @@
 # set to empty, after eval "$(uroce env)"), bounded by timeout.  Fails
 # on a non-zero exit or an error word in either output.  Sourced; needs U,
 # gid, work, fail and pass.
+# lo_gid: the GID index of 127.0.0.1 on device r0 (empty if none).
+lo_gid() {
+	"$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1
+}
+
 port=$(( 20000 + RANDOM % 20000 ))
 RUN=${RUN-run}
 pair() {

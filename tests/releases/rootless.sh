@@ -25,9 +25,9 @@ if [ "${UROCE_ROOTLESS_INNER:-}" = 1 ]; then
 	grep -q 'is a symbolic link to /dev/null instead' "$work/add" || fail "no word on the /dev/null link"
 	[ "$(readlink /dev/infiniband/uverbs0)" = /dev/null ] || fail "uverbs0 is not a link to /dev/null"
 	pass "uroce link add (uid $(id -u) in the namespace, $(cat /proc/self/uid_map | awk '{print "host uid " $2}'))"
-	gid=$("$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1)
-	[ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"
 	. "$here/pair.sh"
+	gid=$(lo_gid)
+	[ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"
 	pair ibv_rc_pingpong --chk -n 500 -s 4096
 	pair ib_write_bw -n 2000 -s 65536
 	"$U" link del r0 || fail "uroce link del"
