@@ -10,6 +10,8 @@ packages=(
 	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
 	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev
+	# releases suite: trixie/sid chroots, the Debian package, man page checks
+	mmdebstrap debhelper dpkg-dev man-db
 )
 missing=()
 for p in "${packages[@]}"; do
