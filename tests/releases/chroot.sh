@@ -27,7 +27,7 @@ packages=(
 	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
 	ibverbs-utils ibverbs-providers perftest python3-pyverbs python3 python3-unittest2-
 	iproute2 procps util-linux
-	debhelper dpkg-dev fakeroot man-db
+	build-essential debhelper dpkg-dev fakeroot man-db
 )
 # python3-unittest2 does not exist: drop the marker, it only documents
 # that the test runner is the stdlib unittest.
