@@ -27,8 +27,8 @@ gid=$(lo_gid)
 
 pair ibv_rc_pingpong --chk -n 500 -s 4096
 pair ibv_ud_pingpong --chk -n 500 -s 1024
-pair ib_write_bw -n 2000 -s 65536
-pair ib_read_lat -n 1000 -s 64
+pair ib_write_bw -n 2000 -s 65536 -u 20
+pair ib_read_lat -n 1000 -s 64 -u 20
 
 # The whole shell sees the devices after eval "$(uroce env)".
 (eval "$("$U" env)" && RUN= && pair ibv_rc_pingpong --chk -n 200 -s 1024) || exit 1

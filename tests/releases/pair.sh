@@ -3,7 +3,9 @@
 # listens (polled, bounded); both under `$U run` (or plainly when RUN is
 # set to empty, after eval "$(uroce env)"), bounded by timeout.  Fails
 # on a non-zero exit or an error word in either output.  Sourced; needs U,
-# gid, work, fail and pass.
+# gid, work, fail and pass.  Callers give perftest -u 20 (a 4 s ACK timeout per
+# try instead of 67 ms): a CI machine busy unpacking chroots can starve a
+# process longer than 7 x 67 ms, which ends an RC QP with RETRY_EXC_ERR.
 # lo_gid: the GID index of 127.0.0.1 on device r0 (empty if none).
 lo_gid() {
 	"$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1

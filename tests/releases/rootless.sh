@@ -29,7 +29,7 @@ if [ "${UROCE_ROOTLESS_INNER:-}" = 1 ]; then
 	gid=$(lo_gid)
 	[ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"
 	pair ibv_rc_pingpong --chk -n 500 -s 4096
-	pair ib_write_bw -n 2000 -s 65536
+	pair ib_write_bw -n 2000 -s 65536 -u 20
 	"$U" link del r0 || fail "uroce link del"
 	[ ! -e /dev/infiniband/uverbs0 ] || fail "uverbs0 left behind"
 	pass "uroce link del"
