@@ -14,6 +14,7 @@ int uroce_prune_dead(int dry);
 
 int cmd_link(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
 #endif

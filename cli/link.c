@@ -95,6 +95,7 @@ static int link_add(int argc, char **argv)
 	struct node_access acc = { 0, 0, 0666 };
 	const char *name, *netdev = NULL;
 	struct uroce_netdev nd;
+	enum uroce_cdev_kind kind;
 	char nsdir[PATH_MAX];
 	int ret, lockfd;
 
@@ -155,11 +156,15 @@ static int link_add(int argc, char **argv)
 	}
 	snprintf(rec.name, sizeof(rec.name), "%s", name);
 	snprintf(rec.netdev, sizeof(rec.netdev), "%s", nd.name);
-	rec.uverbs = uroce_cdev_create(acc.uid, acc.gid, acc.mode);
+	rec.uverbs = uroce_cdev_create(acc.uid, acc.gid, acc.mode, &kind);
 	if (rec.uverbs < 0) {
 		close(lockfd);
 		return fail("cannot create %s/uverbsN: %s", UROCE_CDEV_DIR, strerror(-rec.uverbs));
 	}
+	if (kind == UROCE_CDEV_SYMLINK)
+		fprintf(stderr, "uroce: %s: mknod is not permitted here (a user namespace?); "
+			"%s/uverbs%d is a symbolic link to %s instead\n",
+			name, UROCE_CDEV_DIR, rec.uverbs, UROCE_CDEV_TARGET);
 	ret = uroce_reg_save(nsdir, &rec);
 	if (!ret)
 		ret = sync_tree(nsdir);

@@ -3,7 +3,8 @@
  * uroce run: start an unmodified program so that libibverbs finds this
  * network namespace's uroce devices: a fresh sysfs-like tree (the GIDs
  * follow the interface's addresses) behind SYSFS_PATH, and our provider
- * in RDMAV_DRIVERS.
+ * in RDMAV_DRIVERS.  uroce env: print the same settings as shell export
+ * lines, for a whole shell or CI job (eval "$(uroce env)").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,12 +39,26 @@ static const char *provider_prefix(void)
 	return from_build_tree() ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALLED;
 }
 
-/* Prepend VALUE to the ':'/' '-separated list in environment variable NAME. */
+/* Is VALUE already an element of LIST (separated by SEP)? */
+static int in_list(const char *list, const char *value, char sep)
+{
+	size_t n = strlen(value);
+
+	for (const char *p = list; p && *p; p = strchr(p, sep), p = p ? p + 1 : NULL)
+		if (!strncmp(p, value, n) && (p[n] == sep || p[n] == 0))
+			return 1;
+	return 0;
+}
+
+/* Prepend VALUE to the SEP-separated list in environment variable NAME
+ * (once: a second `eval "$(uroce env)"` changes nothing). */
 static void env_prepend(const char *name, const char *value, char sep)
 {
 	const char *old = getenv(name);
 	char buf[4 * PATH_MAX];
 
+	if (old && in_list(old, value, sep))
+		return;
 	if (old && *old)
 		snprintf(buf, sizeof(buf), "%s%c%s", value, sep, old);
 	else
@@ -73,17 +88,17 @@ static int pick_sysroot(const char *nsdir, char *buf, size_t len)
 	return uroce_mkdirs(buf, 0700);
 }
 
-int cmd_run(int argc, char **argv)
+/* The variables uroce run sets, in this order. */
+static const char *const env_names[] = { "SYSFS_PATH", "RDMAV_DRIVERS", "LD_PRELOAD" };
+
+/* Sync this namespace's device tree and set the variables in our environment. */
+static int prepare_env(void)
 {
 	struct uroce_dev_rec *recs;
 	char nsdir[PATH_MAX], sysroot[PATH_MAX];
 	struct stat st;
 	int n, ret;
 
-	if (argc > 0 && !strcmp(argv[0], "--"))
-		argc--, argv++;
-	if (argc == 0)
-		return fail("usage: uroce run [--] CMD [ARGS...]");
 	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
 		return fail("cannot name this network namespace: %s", strerror(-ret));
 	if ((ret = uroce_reg_load_all(nsdir, &recs, &n)))
@@ -105,6 +120,43 @@ int cmd_run(int argc, char **argv)
 	env_prepend("RDMAV_DRIVERS", provider_prefix(), ':');
 	/* Completion channels need our ibv_create_comp_channel (preload.c). */
 	env_prepend("LD_PRELOAD", from_build_tree() ? UROCE_PRELOAD_BUILD : UROCE_PRELOAD_INSTALLED, ' ');
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	if (argc > 0 && !strcmp(argv[0], "--"))
+		argc--, argv++;
+	if (argc == 0)
+		return fail("usage: uroce run [--] CMD [ARGS...]");
+	if (prepare_env())
+		return 1;
 	execvp(argv[0], argv);
 	return fail("cannot run \"%s\": %s", argv[0], strerror(errno)) + 126;
+}
+
+/* VALUE in single quotes for a POSIX shell. */
+static void put_quoted(const char *value)
+{
+	putchar('\'');
+	for (const char *p = value; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*p);
+	putchar('\'');
+}
+
+int cmd_env(int argc, char **argv)
+{
+	if (argc > 0)
+		return fail("usage: eval \"$(uroce env)\"");
+	if (prepare_env())
+		return 1;
+	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
+		printf("export %s=", env_names[i]);
+		put_quoted(getenv(env_names[i]));
+		putchar('\n');
+	}
+	return 0;
 }

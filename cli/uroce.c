@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	      "       uroce link [show [NAME]]\n"
 	      "       uroce stat [-a] [-p] [-j] [NAME]\n"
 	      "       uroce run [--] CMD [ARGS...]\n"
+	      "       eval \"$(uroce env)\"\n"
 	      "       uroce version\n"
 	      "\n"
 	      "A uroce device is a software RoCEv2 RNIC bound to a network interface.\n"
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "env"))
+		return cmd_env(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("uroce %s\n", UROCE_VERSION);
 		return 0;

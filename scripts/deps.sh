@@ -12,6 +12,8 @@ packages=(
 	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)
 	ucx-utils openmpi-bin libopenmpi-dev
+	# releases suite: trixie/sid chroots, the Debian package, man page checks
+	mmdebstrap debhelper dpkg-dev man-db
 )
 missing=()
 for p in "${packages[@]}"; do

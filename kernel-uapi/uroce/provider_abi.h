@@ -223,8 +223,11 @@ struct verbs_cq {
 
 /*
  * Every operation a provider may supply.  The order is the ABI (libibverbs
- * keeps it alphabetical); verbs_set_ops() copies the non-NULL ones over
- * libibverbs' defaults, which fail with EOPNOTSUPP.
+ * keeps it alphabetical, inserting new ops in place); verbs_set_ops() copies
+ * the non-NULL ones over libibverbs' defaults, which fail with EOPNOTSUPP.
+ * An op tagged PABI_SINCE_NN exists from rdma-core NN on (59: DMAH and
+ * reg_mr_ex; 62: dm_export_dmabuf_fd, query_port_speed; 64: alloc/free_buf;
+ * 65: completion counters).  We leave all of those unset.
  */
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd,

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "abi_guard.h"
-#include "uroce.h"
+#include <uroce/provider_abi.h>
 
 struct loaded {
 	char path[PATH_MAX];

@@ -324,18 +324,17 @@ void uroce_qpn_files_remove(const char *nsid, const char *netdev)
 
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */
 
-int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode)
+/*
+ * mknod() of a character device is refused in a user namespace (rootless
+ * containers).  libibverbs only needs open() on the node to give a file
+ * whose st_rdev is the `dev` it read: a symbolic link to the null device
+ * does, so that is the fallback.
+ */
+static int cdev_make(const char *path, uid_t uid, gid_t gid, mode_t mode,
+		     enum uroce_cdev_kind *kind)
 {
-	int ret = uroce_mkdirs(UROCE_CDEV_DIR, 0755);
-
-	if (ret)
-		return ret;
-	for (int n = 0; n < 1024; n++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), UROCE_CDEV_DIR "/uverbs%d", n);
-		if (mknod(path, S_IFCHR | 0600,
-			  makedev(UROCE_CDEV_MAJOR, UROCE_CDEV_MINOR)) == 0) {
+	if (*kind == UROCE_CDEV_NODE) {
+		if (mknod(path, S_IFCHR | 0600, makedev(UROCE_CDEV_MAJOR, UROCE_CDEV_MINOR)) == 0) {
 			/* Owner and group first, then the mode (not narrowed by
 			 * the umask): never wider than asked, even for a moment. */
 			if (chown(path, uid, gid) || chmod(path, mode & 0666)) {
@@ -344,10 +343,34 @@ int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode)
 				unlink(path);
 				return err;
 			}
-			return n;
+			return 0;
 		}
-		if (errno != EEXIST)
+		if (errno != EPERM)
 			return -errno;
+		*kind = UROCE_CDEV_SYMLINK;
+	}
+	return symlink(UROCE_CDEV_TARGET, path) ? -errno : 0;
+}
+
+int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode, enum uroce_cdev_kind *kind)
+{
+	struct stat st;
+	int ret = uroce_mkdirs(UROCE_CDEV_DIR, 0755);
+
+	if (ret)
+		return ret;
+	/* The link is only good if its target is the null device itself. */
+	if (stat(UROCE_CDEV_TARGET, &st) || !S_ISCHR(st.st_mode) ||
+	    major(st.st_rdev) != UROCE_CDEV_MAJOR || minor(st.st_rdev) != UROCE_CDEV_MINOR)
+		return -ENODEV;
+	*kind = UROCE_CDEV_NODE;
+	for (int n = 0; n < 1024; n++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), UROCE_CDEV_DIR "/uverbs%d", n);
+		ret = cdev_make(path, uid, gid, mode, kind);
+		if (ret != -EEXIST)
+			return ret ? ret : n;
 	}
 	return -ENOSPC;
 }

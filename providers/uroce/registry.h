@@ -60,10 +60,20 @@ int uroce_reg_remove(const char *nsdir, const char *name);
 void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid);
 void uroce_qpn_files_remove(const char *nsid, const char *netdev);
 
+#define UROCE_CDEV_TARGET "/dev/null"
+
+/* What /dev/infiniband/uverbsN is: a device node, or (where mknod is not
+ * permitted, e.g. a user namespace) a symbolic link to UROCE_CDEV_TARGET. */
+enum uroce_cdev_kind {
+	UROCE_CDEV_NODE,
+	UROCE_CDEV_SYMLINK,
+};
+
 /* Create the lowest free /dev/infiniband/uverbsN with owner UID, group GID
  * and MODE (who may use the device, as for a real uverbs node: see
- * docs/security.md); returns N or -errno. */
-int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode);
+ * docs/security.md); where mknod is refused, a symbolic link (*KIND says
+ * which it made).  Returns N or -errno. */
+int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode, enum uroce_cdev_kind *kind);
 int uroce_cdev_remove(int n);
 
 /*

@@ -4,7 +4,9 @@
 #
 #   tests/releases/chroot.sh RELEASE [CACHE_DIR]
 #
-# RELEASE is trixie or sid (bookworm is the host).  The chroot lives at
+# RELEASE is trixie or sid (bookworm is the host), or RELEASE-base (also
+# bookworm-base): a bare apt chroot, the "fresh machine" a .deb is installed
+# on (tests/releases/deb.sh, through an overlay).  The chroot lives at
 # CACHE_DIR/RELEASE (default /var/cache/uroce/chroots), outside the repo.
 # A chroot is "good" when CACHE_DIR/RELEASE/.uroce-ok exists and names
 # the package list it was made with; otherwise it is removed and rebuilt.
@@ -18,17 +20,19 @@ limit=${UROCE_CHROOT_TIMEOUT:-900}
 [ "$(id -u)" = 0 ] || { echo "chroot.sh: needs root" >&2; exit 77; }
 command -v mmdebstrap >/dev/null || { echo "chroot.sh: mmdebstrap missing (apt-get install mmdebstrap)" >&2; exit 77; }
 
+suite=${release%-base}
 packages=(
 	meson ninja-build pkg-config gcc libc6-dev
 	libibverbs-dev libnl-3-dev libnl-route-3-dev liburing-dev
 	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
 	ibverbs-utils ibverbs-providers perftest python3-pyverbs python3 python3-unittest2-
 	iproute2 procps util-linux
-	debhelper dpkg-dev fakeroot man-db
+	build-essential debhelper dpkg-dev fakeroot man-db
 )
 # python3-unittest2 does not exist: drop the marker, it only documents
 # that the test runner is the stdlib unittest.
 packages=("${packages[@]/python3-unittest2-/}")
+[ "$suite" = "$release" ] || packages=(ca-certificates)
 
 # The mirror of the machine's own apt sources (deb822 or one-line form).
 mirror() {
@@ -47,8 +51,8 @@ mirror() {
 
 dir=$cache/$release
 stamp="$release ${packages[*]}"
-if [ -f "$dir/.uroce-ok" ] && [ "$(cat "$dir/.uroce-ok")" = "$stamp" ] &&
-   [ -x "$dir/usr/bin/ibv_rc_pingpong" ] && [ -e "$dir/usr/include/infiniband/verbs.h" ]; then
+if [ -f "$dir/.uroce-ok" ] && [ "$(cat "$dir/.uroce-ok")" = "$stamp" ] && [ -x "$dir/usr/bin/apt-get" ] &&
+   { [ "$suite" != "$release" ] || [ -x "$dir/usr/bin/ibv_rc_pingpong" ]; }; then
 	echo "$dir"
 	exit 0
 fi
@@ -70,13 +74,13 @@ tmp=$dir.tmp.$$
 rm -rf --one-file-system "$tmp"
 trap 'rm -rf --one-file-system "$tmp"' EXIT
 opts=()
-[ "$release" = sid ] && opts+=(--aptopt='Acquire::Check-Valid-Until "false"')
+[ "$suite" = sid ] && opts+=(--aptopt='Acquire::Check-Valid-Until "false"')
 m=$(mirror)
-echo "chroot.sh: creating $release from $m (bounded to ${limit}s)" >&2
+echo "chroot.sh: creating $release ($suite) from $m (bounded to ${limit}s)" >&2
 list=$(IFS=,; echo "${packages[*]}" | sed 's/,,*/,/g; s/^,//; s/,$//')
 timeout "$limit" mmdebstrap --quiet --variant=apt --mode=root \
 	--include="$list" "${opts[@]}" \
-	"$release" "$tmp" "deb $m $release main" >&2
+	"$suite" "$tmp" "deb $m $suite main" >&2
 mv "$tmp" "$dir"
 trap - EXIT
 echo "$stamp" >"$dir/.uroce-ok"

@@ -21,34 +21,17 @@ fail() { echo "FAIL [$rel]: $*"; exit 1; }
 pass() { echo "ok [$rel]: $*"; }
 
 "$U" link add r0 netdev lo >"$work/link" 2>&1 || { cat "$work/link"; fail "uroce link add"; }
-gid=$("$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1)
+. "$(dirname "$0")/pair.sh"
+gid=$(lo_gid)
 [ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"
 
-port=$(( 20000 + RANDOM % 20000 ))
-# pair CMD ARGS...: CMD as server, then as client once the server listens.
-pair() {
-	local gidopt=-g spid rc=0 i
-	case $1 in ib_*) gidopt=-x ;; esac
-	port=$((port + 1))
-	timeout 120 "$U" run "$@" -d r0 $gidopt "$gid" -p $port >"$work/s" 2>&1 &
-	spid=$!
-	for ((i = 0; i < 300; i++)); do
-		ss -ltnH "sport = :$port" | grep -q . && break
-		kill -0 $spid 2>/dev/null || break
-		sleep 0.1
-	done
-	timeout 120 "$U" run "$@" -d r0 $gidopt "$gid" -p $port 127.0.0.1 >"$work/c" 2>&1 || rc=$?
-	wait $spid || rc=$((rc ? rc : $?))
-	if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect' "$work/s" "$work/c"; then
-		echo "--- server"; cat "$work/s"; echo "--- client"; cat "$work/c"
-		fail "$* (exit $rc)"
-	fi
-	pass "$*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$work/c" | tail -1 | tr -s ' \t' ' ')"
-}
 pair ibv_rc_pingpong --chk -n 500 -s 4096
 pair ibv_ud_pingpong --chk -n 500 -s 1024
-pair ib_write_bw -n 2000 -s 65536
-pair ib_read_lat -n 1000 -s 64
+pair ib_write_bw -n 2000 -s 65536 -u 20
+pair ib_read_lat -n 1000 -s 64 -u 20
+
+# The whole shell sees the devices after eval "$(uroce env)".
+(eval "$("$U" env)" && RUN= && pair ibv_rc_pingpong --chk -n 200 -s 1024) || exit 1
 
 # rdma-core's own test_qpex: goes through verbs_qp (ibv_qp_to_qp_ex) in libibverbs.
 t=/usr/share/doc/rdma-core/tests
