@@ -41,6 +41,12 @@ struct uroce_rx {
 	uint8_t dst_ip[16];
 	uint16_t src_port;
 	uint16_t dst_port;
+	/* The IP header fields a UD receive's GRH area shows (IBTA A17.4.5.2),
+	 * from the socket's control messages: IPv4 TOS / IPv6 traffic class,
+	 * TTL / hop limit, IPv6 flow label. */
+	uint8_t tos;
+	uint8_t ttl;
+	uint32_t flow;
 	bool forwarded;              /* came from another process: never forward again */
 };
 

@@ -393,13 +393,13 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 /* The 40 bytes a UD receive buffer starts with (IBTA A17.4.5.2): the IP
  * header the packet arrived with.  IPv6 fills all 40; an IPv4 header sits in
  * the second half and the first 20 bytes are zero (rxe_resp.c: execute()
- * clears them and copies ip_hdr(skb) behind).  A UDP socket does not show us
- * the header, so it is rebuilt from what the socket does show: addresses and
- * the datagram's length (BTH to ICRC, pad included).  The fields we cannot
- * see take the values every uroce and rxe sender writes: TOS/traffic class 0,
- * TTL/hop limit 64, DF set, flow label 0; the IPv4 ID (arbitrary on the wire)
- * is 0, and the checksum is computed over what we wrote, so libibverbs'
- * ibv_init_ah_from_wc() recognises the header as IPv4. */
+ * clears them and copies ip_hdr(skb) behind).  A UDP socket does not hand
+ * us the header, so it is rebuilt from what the socket shows: addresses, the
+ * datagram's length (BTH to ICRC, pad included), TOS/traffic class, TTL/hop
+ * limit and the IPv6 flow label (transport_udp.c).  DF is set (uroce and rxe
+ * senders set it; fragments never reach RoCE), the IPv4 ID (arbitrary on the
+ * wire, unseen) is 0, and the checksum is computed over what we wrote, so
+ * libibverbs' ibv_init_ah_from_wc() recognises the header as IPv4. */
 static void make_grh(const struct uroce_rx *rx, uint8_t grh[40])
 {
 	uint32_t udp_len = 8 + rx->len;
@@ -411,10 +411,11 @@ static void make_grh(const struct uroce_rx *rx, uint8_t grh[40])
 		uint32_t tot = 20 + udp_len;
 
 		ip[0] = 0x45;
+		ip[1] = rx->tos;
 		ip[2] = tot >> 8;
 		ip[3] = tot & 0xff;
 		ip[6] = 0x40; /* DF */
-		ip[8] = 64;
+		ip[8] = rx->ttl;
 		ip[9] = IPPROTO_UDP;
 		memcpy(ip + 12, rx->src_ip + 12, 4);
 		memcpy(ip + 16, rx->dst_ip + 12, 4);
@@ -426,11 +427,14 @@ static void make_grh(const struct uroce_rx *rx, uint8_t grh[40])
 		ip[10] = sum >> 8;
 		ip[11] = sum & 0xff;
 	} else {
-		grh[0] = 0x60;
+		uint32_t vtf = 6u << 28 | (uint32_t)rx->tos << 20 | (rx->flow & 0xfffff);
+
+		for (int i = 0; i < 4; i++)
+			grh[i] = vtf >> (24 - 8 * i);
 		grh[4] = udp_len >> 8;
 		grh[5] = udp_len & 0xff;
 		grh[6] = IPPROTO_UDP;
-		grh[7] = 64;
+		grh[7] = rx->ttl;
 		memcpy(grh + 8, rx->src_ip, 16);
 		memcpy(grh + 24, rx->dst_ip, 16);
 	}

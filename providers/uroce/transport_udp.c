@@ -34,13 +34,21 @@
 
 struct fwd_hdr {
 	uint8_t family;
-	uint8_t pad;
+	uint8_t tos;
 	uint16_t src_port;
 	uint16_t dst_port;
-	uint16_t pad2;
+	uint16_t ttl;                /* FWD_TTL | TTL; 0 from builds before it */
 	uint8_t src_ip[16];
 	uint8_t dst_ip[16];
 };
+#define FWD_TTL 0x100
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO 11   /* linux/in6.h: receive the flow label as a cmsg */
+#endif
+
+/* What a packet's IP header said where the socket cannot tell: the values
+ * every uroce and rxe sender writes unless told otherwise. */
+enum { DEFAULT_TTL = 64 };
 
 static void big_buffers(int fd)
 {
@@ -92,8 +100,17 @@ static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifin
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (family == AF_INET6)
+	/* The receive path rebuilds the IP header for UD GRH areas: ask for
+	 * the fields a UDP socket does not otherwise show. */
+	if (family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
+	} else {
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	}
 	big_buffers(fd);
 	if (bind(fd, (struct sockaddr *)&ss, sl)) {
 		int err = -errno;
@@ -270,6 +287,7 @@ int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroc
 {
 	struct fwd_hdr h = {
 		.family = rx->family, .src_port = rx->src_port, .dst_port = rx->dst_port,
+		.tos = rx->tos, .ttl = FWD_TTL | rx->ttl,
 	};
 	struct iovec iov[2] = { { &h, sizeof(h) }, { rx->buf, rx->len } };
 	struct sockaddr_storage to;
@@ -298,6 +316,35 @@ static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *r
 
 		memcpy(rx->src_ip, &s6->sin6_addr, 16);
 		rx->src_port = ntohs(s6->sin6_port);
+	}
+}
+
+/* TOS/traffic class, TTL/hop limit and flow label from the control
+ * messages recvmsg() filled in (the options set in bound_socket()). */
+static void cmsgs_to_rx(struct msghdr *mh, struct uroce_rx *rx)
+{
+	rx->tos = 0;
+	rx->ttl = DEFAULT_TTL;
+	rx->flow = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		int v = 0;
+		uint32_t fl;
+
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			rx->tos = *CMSG_DATA(c);
+		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			rx->ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			rx->tos = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			rx->ttl = v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
+			memcpy(&fl, CMSG_DATA(c), sizeof(fl));
+			rx->flow = ntohl(fl) & 0xfffff;
+		}
 	}
 }
 
@@ -354,6 +401,7 @@ void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn)
 void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 {
 	static __thread uint8_t bufs[RX_BATCH][UROCE_MAX_PKT + sizeof(struct fwd_hdr)];
+	static __thread uint8_t ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) * 3];
 	struct sockaddr_storage from[RX_BATCH];
 	struct mmsghdr msgs[RX_BATCH];
 	struct iovec iov[RX_BATCH];
@@ -386,6 +434,8 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 			msgs[i].msg_hdr.msg_iovlen = 1;
 			msgs[i].msg_hdr.msg_name = &from[i];
 			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			msgs[i].msg_hdr.msg_control = ctl[i];
+			msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
 		}
 		n = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
@@ -406,10 +456,14 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 				rx.dst_port = h.dst_port;
 				memcpy(rx.src_ip, h.src_ip, 16);
 				memcpy(rx.dst_ip, h.dst_ip, 16);
+				rx.tos = h.tos;
+				rx.ttl = h.ttl & FWD_TTL ? h.ttl & 0xff : DEFAULT_TTL;
+				rx.flow = 0;   /* not passed on */
 				rx.forwarded = true;
 				uroce_count(eng, UROCE_STAT_FORWARDED_IN, 1);
 			} else {
 				sockaddr_to_rx(&from[i], &rx);
+				cmsgs_to_rx(&msgs[i].msg_hdr, &rx);
 				rx.family = rs->family;
 				memcpy(rx.dst_ip, rs->ip, 16);
 				rx.dst_port = ROCE_PORT;

@@ -13,8 +13,9 @@ need_ucx() {
 UDEV=ux0          # the uroce device's name in every namespace
 PERF_PORT=$((21000 + RANDOM % 4000))
 
-# ucx_places: sets NS_LO (a namespace whose lo carries a device), NS_A/NS_B
-# and ADDR_A/ADDR_B (two namespaces over a veth, a device on each end).
+# ucx_places: sets NS_LO (a namespace whose lo carries a device), NS_A/NS_B,
+# ADDR_A/ADDR_B, VETH_NET (two namespaces over a veth, a device on each
+# end) and VETH_IF (both ends' name, for UCX_NET_DEVICES of tcp).
 ucx_places() {
 	local id=$(uniq_id)
 	NS_LO=uroceX${id}l NS_A=uroceX${id}a NS_B=uroceX${id}b
@@ -25,9 +26,10 @@ ucx_places() {
 	add_dev $UDEV lo $NS_LO
 	make_ns $NS_A
 	make_ns $NS_B
-	make_veth $NS_A xa$id $ADDR_A/24 $NS_B xb$id $ADDR_B/24
-	add_dev $UDEV xa$id $NS_A
-	add_dev $UDEV xb$id $NS_B
+	VETH_IF=uxv$id
+	make_veth $NS_A $VETH_IF $ADDR_A/24 $NS_B $VETH_IF $ADDR_B/24
+	add_dev $UDEV $VETH_IF $NS_A
+	add_dev $UDEV $VETH_IF $NS_B
 	VETH_NET=${ADDR_A%.1}.0/24
 }
 
@@ -46,13 +48,14 @@ wait_listen() {
 # rx_packets NS: the device's received-packet counter in NS.
 rx_packets() { ip netns exec "$1" "$UROCE" stat $UDEV | awk '$1 == "rx_packets" { n = $2 } END { print n + 0 }'; }
 
-# perf WHERE SRV_NS CLI_NS SRV_ADDR MIN_PACKETS -- ucx_perftest ARGS...
+# perf_run WHERE SRV_NS CLI_NS SRV_ADDR -- ucx_perftest ARGS...
 # Runs the test (bounded by PERF_TIMEOUT, default 60 s); fails unless both
-# sides exit 0 with no UCX error, the client prints its final numbers, and
-# the client's device received at least MIN_PACKETS packets meanwhile.
-perf() {
-	local where=$1 sns=$2 cns=$3 addr=$4 min=$5 log rc=0 spid before after final
-	shift 6
+# sides exit 0 with no UCX error and the client prints its final numbers,
+# which it leaves in PERF_FINAL (iterations, then the figures); PERF_PACKETS
+# is what the client's uroce device received meanwhile.
+perf_run() {
+	local where=$1 sns=$2 cns=$3 addr=$4 log rc=0 spid before after
+	shift 5
 	log=$(mktemp /tmp/uroce-ucx.XXXXXX)
 	on_exit "rm -f '$log' '$log.c'"
 	PERF_PORT=$((PERF_PORT + 1))
@@ -64,14 +67,23 @@ perf() {
 	wait $spid || rc=$((rc ? rc : $?))
 	after=$(rx_packets "$cns")
 	# -f prints one line of final numbers: iterations, then the figures.
-	final=$(grep -E '^ +[0-9]+ +[0-9.]+ ' "$log.c" | tail -1 | tr -s ' ')
-	if [ $rc -ne 0 ] || grep -q 'UCX  *ERROR' "$log" "$log.c" || [ -z "$final" ]; then
+	PERF_FINAL=$(grep -E '^ +[0-9]+ +[0-9.]+ ' "$log.c" | tail -1 | tr -s ' ' | sed 's/^ //')
+	PERF_PACKETS=$((after - before))
+	if [ $rc -ne 0 ] || grep -q 'UCX  *ERROR' "$log" "$log.c" || [ -z "$PERF_FINAL" ]; then
 		echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"
 		fail "$where: ucx_perftest $* (exit $rc)"
 	fi
-	[ $((after - before)) -ge "$min" ] ||
-		fail "$where: ucx_perftest $*: only $((after - before)) packets over uroce (want >= $min)"
-	pass "$where: $* |$final| [$((after - before)) packets]"
+}
+
+# perf WHERE SRV_NS CLI_NS SRV_ADDR MIN_PACKETS -- ucx_perftest ARGS...
+# perf_run, and the client's device received at least MIN_PACKETS packets.
+perf() {
+	local where=$1 sns=$2 cns=$3 addr=$4 min=$5
+	shift 6
+	perf_run $where $sns $cns $addr -- "$@"
+	[ $PERF_PACKETS -ge "$min" ] ||
+		fail "$where: ucx_perftest $*: only $PERF_PACKETS packets over uroce (want >= $min)"
+	pass "$where: $* | $PERF_FINAL | [$PERF_PACKETS packets]"
 }
 
 # each_place FN: FN WHERE SRV_NS CLI_NS SRV_ADDR, on lo and over the veth.

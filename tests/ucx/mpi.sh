@@ -38,7 +38,9 @@ packets() { echo $(( $(rx_packets $NS_A) + $(rx_packets $NS_B) )); }
 
 for np in 2 4; do
 	before=$(packets)
-	out=$(mpi $np $((np / 2)) 2>&1) || { echo "$out"; fail "mpirun -np $np (exit $?)"; }
+	rc=0
+	out=$(mpi $np $((np / 2)) 2>&1) || rc=$?
+	[ $rc -eq 0 ] || { echo "$out"; fail "mpirun -np $np (exit $rc)"; }
 	after=$(packets)
 	echo "$out" | grep -q "mpi_check: .* on $np ranks, 0 failed" || { echo "$out"; fail "mpi_check -np $np"; }
 	# 4 MiB ping-pong alone is > 8000 packets at a 1024-byte MTU.

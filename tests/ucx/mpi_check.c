@@ -20,6 +20,16 @@
 
 static int rank, size, bad;
 static long checks;
+static double t0;
+
+/* Rank 0 tells how far the job got (a hang shows where it stopped). */
+static void phase(const char *name)
+{
+	if (rank == 0) {
+		printf("mpi_check: %s done at %.1f s\n", name, MPI_Wtime() - t0);
+		fflush(stdout);
+	}
+}
 
 static void expect(int ok, const char *what, long a, long b)
 {
@@ -174,10 +184,15 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 0;
 	}
+	t0 = MPI_Wtime();
 	pingpong();
+	phase("ping-pong 1 B..4 MiB");
 	allreduce();
+	phase("allreduce");
 	alltoall();
+	phase("alltoall");
 	noncontig();
+	phase("non-contiguous send");
 	MPI_Allreduce(&bad, &nbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	MPI_Reduce(&checks, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0)

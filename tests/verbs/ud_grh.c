@@ -9,7 +9,11 @@
  * through ibv_create_ah_from_wc() arrives.  It prints each GRH area as
  *   grh FAMILY UDP_PAYLOAD_LEN SRC_IP DST_IP HEX40
  * for ud_grh.py to compare byte for byte with the header rxe writes.
- * Run under `uroce run`:  ud_grh DEVICE
+ * With "listen ipv4|ipv6", it prints "qpn N IP" (a QP and the first GID of
+ * that family) and waits (10 s at most) for one UD message there, sent by
+ * ud_grh.py from a plain UDP socket with a TOS/TTL of its choice, and
+ * prints its GRH area the same way.
+ * Run under `uroce run`:  ud_grh DEVICE [listen ipv4|ipv6]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -194,6 +198,46 @@ static void one_gid(struct ibv_context *ctx, struct ibv_pd *pd, int gidx)
 	free(rbuf);
 }
 
+/* One UD QP that waits for one message from outside; prints its GRH area. */
+static int listen_one(struct ibv_context *ctx, struct ibv_pd *pd, int want_v4)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *qp = ud_qp(pd, cq);
+	uint8_t *rbuf = calloc(1, BUFSZ);
+	struct ibv_mr *mr = ibv_reg_mr(pd, rbuf, BUFSZ, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_wc wc;
+	union ibv_gid gid;
+	char ip[INET6_ADDRSTRLEN];
+	int v4;
+
+	if (!mr)
+		return 1;
+	for (int g = 0;; g++) {
+		static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+		if (ibv_query_gid(ctx, 1, g, &gid)) {
+			fprintf(stderr, "ud_grh: no %s GID\n", want_v4 ? "IPv4" : "IPv6");
+			return 1;
+		}
+		v4 = !memcmp(gid.raw, v4pfx, 12);
+		if (v4 == want_v4 && (gid.global.subnet_prefix || gid.global.interface_id))
+			break;
+	}
+	post_recv(qp, mr, rbuf);
+	ip_str(&gid, v4, ip);
+	printf("qpn %u %s\n", qp->qp_num, ip);
+	fflush(stdout);
+	wc = poll_one(cq);
+	check(wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_GRH), "%s received (%u)",
+	      v4 ? "ipv4" : "ipv6", wc.status);
+	check(wc.sl == (v4 ? 2 : 1), "%s sl = L3 header type, got %u", v4 ? "ipv4" : "ipv6", wc.sl);
+	printf("grh %s %u - %s ", v4 ? "ipv4" : "ipv6", wc.byte_len - 40 + 12 + 8 + 4, ip);
+	for (int k = 0; k < 40; k++)
+		printf("%02x", rbuf[k]);
+	printf("\n");
+	return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -212,6 +256,8 @@ int main(int argc, char **argv)
 
 	if (!pd || ibv_query_port(ctx, 1, &pa))
 		return 1;
+	if (argc > 3 && !strcmp(argv[2], "listen"))
+		return listen_one(ctx, pd, !strcmp(argv[3], "ipv4"));
 	for (int g = 0; g < pa.gid_tbl_len; g++) {
 		static const uint8_t v4pfx[12] = { [10] = 0xff, [11] = 0xff };
 		union ibv_gid gid;
