@@ -14,6 +14,13 @@ use_private_registry
 add_dev uroce0 lo
 gid=$(gid_of "" uroce0 127.0.0.1)
 [ -n "$gid" ] || fail "no RoCEv2 GID for 127.0.0.1 on uroce0"
+# Tests of huge-page MRs skip without 2 MiB huge pages: reserve a few for
+# the run (32 MiB) and give them back at exit.
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ -w "$hp" ] && [ "$(cat "$hp")" = 0 ]; then
+	echo 16 >"$hp" || true
+	on_exit "echo 0 > '$hp'"
+fi
 work=$(mktemp -d /tmp/uroce-suite.XXXXXX)
 on_exit "rm -rf '$work'"
 cp -r "$src" "$work/tests"
