@@ -123,6 +123,7 @@ struct uroce_ring {
 	uint32_t stride;
 	uint32_t prod;               /* next slot the verbs layer fills */
 	uint32_t cons;               /* oldest slot not yet completed */
+	bool custom_buf;             /* buf is from a parent domain's allocator (pd.c) */
 };
 
 static inline void *ring_slot(struct uroce_ring *r, uint32_t idx)

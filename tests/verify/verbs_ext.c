@@ -4,7 +4,7 @@
  * checks and their error cases: extended CQs and completion timestamps,
  * memory windows (type 1 and 2, local and remote invalidation), on-demand
  * paging (memory mapped after registration, unmapped memory, implicit ODP,
- * ibv_advise_mr) and ibv_rereg_mr.  One process, RC QP pairs on one device
+ * ibv_advise_mr), ibv_rereg_mr and parent domains.  One process, RC QP pairs on one device
  * talking over the wire (the GID given); every case that breaks a QP gets
  * a fresh pair.
  *
@@ -498,6 +498,76 @@ static void test_rereg(uint8_t *lbuf, struct ibv_mr *lmr)
 	NOTE("rereg_mr: translation, access, PD and combinations");
 }
 
+/* ---- parent domains ---------------------------------------------------------------- */
+
+static int n_alloc, n_free;
+
+static void *count_alloc(struct ibv_pd *ppd, void *pd_ctx, size_t size, size_t align, uint64_t type)
+{
+	void *p = NULL;
+
+	(void)ppd;
+	(void)type;
+	if (pd_ctx != &n_alloc || posix_memalign(&p, align, size))
+		return NULL;
+	memset(p, 0xa5, size); /* the provider must not count on zeroed memory */
+	n_alloc++;
+	return p;
+}
+
+static void count_free(struct ibv_pd *ppd, void *pd_ctx, void *ptr, uint64_t type)
+{
+	(void)ppd;
+	(void)pd_ctx;
+	(void)type;
+	free(ptr);
+	n_free++;
+}
+
+static void test_parent_domain(uint8_t *lbuf, struct ibv_mr *lmr)
+{
+	struct ibv_td_init_attr tda = {};
+	struct ibv_td *td = ibv_alloc_td(ctx, &tda);
+	struct ibv_parent_domain_init_attr pa = { .pd = pd, .td = td, .pd_context = &n_alloc,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = count_alloc, .free = count_free };
+	struct ibv_pd *ppd = ibv_alloc_parent_domain(ctx, &pa);
+	struct ibv_parent_domain_init_attr nested = { .pd = ppd };
+
+	CHECK(td && ppd, "thread domain and parent domain (%s)", strerror(errno));
+	if (!td || !ppd)
+		return;
+	CHECK(!ibv_alloc_parent_domain(ctx, &nested) && errno == EINVAL,
+	      "a parent domain of a parent domain: EINVAL");
+	/* A QP of the parent domain reaches an MR of its PD: one protection domain. */
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(ppd, &ia);
+	struct ibv_qp *peer = ibv_create_qp(pd, &ia);
+
+	CHECK(qp && peer && n_alloc == 2, "QP of a parent domain: rings from its allocator (%d)", n_alloc);
+	if (!qp || !peer)
+		DIE("create_qp: %s", strerror(errno));
+	to_rts(qp, peer->qp_num);
+	to_rts(peer, qp->qp_num);
+	pattern(lbuf, 512, 21);
+	struct ibv_sge sg = { (uintptr_t)lbuf, 512, lmr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	wr.wr.rdma.remote_addr = (uintptr_t)lbuf + 16384;
+	wr.wr.rdma.rkey = lmr->rkey;
+	CHECK(!ibv_post_send(qp, &wr, &bad) && poll1(cq).status == IBV_WC_SUCCESS &&
+	      is_pattern(lbuf + 16384, 512, 21), "write from a parent domain's QP with its PD's keys");
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "the PD under a parent domain is busy");
+	ibv_destroy_qp(qp);
+	ibv_destroy_qp(peer);
+	ibv_destroy_cq(cq);
+	CHECK(n_free == n_alloc, "destroy gives the rings back to the allocator (%d of %d)", n_free, n_alloc);
+	CHECK(ibv_dealloc_pd(ppd) == 0 && ibv_dealloc_td(td) == 0, "dealloc parent and thread domain");
+	NOTE("parent domain: allocators, protection through its PD");
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
@@ -527,6 +597,7 @@ int main(int argc, char **argv)
 	test_mw(lbuf, lmr);
 	test_odp(lbuf, lmr);
 	test_rereg(lbuf, lmr);
+	test_parent_domain(lbuf, lmr);
 	printf("%d passed, %d failed\n", passes, failures);
 	return failures ? 1 : 0;
 }
