@@ -10,6 +10,18 @@ gid_of() {
 
 PAIR_PORT=$(( 20000 + RANDOM % 5000 ))
 
+# Wait (up to 60 s) until TCP PORT listens in namespace NS ("" = here), or
+# until process PID is gone.
+wait_listen() {
+	local ns=$1 port=$2 pid=$3 i
+	for ((i = 0; i < 600; i++)); do
+		${ns:+ip netns exec $ns} ss -ltnH "sport = :$port" | grep -q . && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # pair NAME SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID SERVER_ADDR -- CMD ARGS...
 # Runs CMD as server in SRV_NS and as client in CLI_NS (bounded by
 # PAIR_TIMEOUT seconds, default 120); fails the test if either exits non-zero
@@ -24,7 +36,7 @@ pair() {
 	case $1 in ib_*) gidopt=-x ;; esac
 	${sns:+ip netns exec $sns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
 	spid=$!
-	sleep 1
+	wait_listen "$sns" $PAIR_PORT $spid || true  # a dead server shows in its log below
 	${cns:+ip netns exec $cns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
 	# perftest and the pingpongs report failed completions and setup
