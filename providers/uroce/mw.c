@@ -93,7 +93,7 @@ int uroce_dealloc_mw(struct ibv_mw *ibmw)
 	return 0;
 }
 
-/* Checks of a bind that need no lock (IBTA 10.6.7.2.1): 0 or an errno. */
+/* Checks of a bind that need no lock: 0 or an errno. */
 static int bind_args_ok(struct ibv_pd *qp_pd, struct ibv_mw *mw,
 			const struct ibv_mw_bind_info *b)
 {
@@ -110,8 +110,8 @@ static int bind_args_ok(struct ibv_pd *qp_pd, struct ibv_mw *mw,
 		return mw->type == IBV_MW_TYPE_1 ? 0 : EINVAL; /* type 1: unbind */
 	if (!mr || mr->pd != to_upd(mw->pd) || !(mr->access & IBV_ACCESS_MW_BIND))
 		return EINVAL;
-	/* Remote write or atomic rights need a locally writable MR (C10-?, as
-	 * for MRs themselves, 10.6.3.1). */
+	/* Remote write or atomic rights need a locally writable MR, as for
+	 * MRs themselves (IBTA 10.6.3.1, C10-29). */
 	if ((b->mw_access_flags & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;

@@ -85,6 +85,8 @@ struct uroce_send_wqe {
 	uint64_t sent;               /* bytes handed to the wire so far */
 	uint32_t read_done;          /* RDMA READ: response bytes placed */
 	int state;                   /* enum uroce_wqe_state */
+	bool executed;               /* a local operation (bind, invalidate) ran: a
+				      * resend from an earlier WQE must not run it again */
 	enum ibv_wc_status status;
 	/* followed by struct uroce_sge[num_sge] or inline bytes */
 	uint8_t data[] __attribute__((aligned(16)));
