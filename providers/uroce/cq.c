@@ -9,8 +9,21 @@
 #include "qp.h"
 #include "uroce.h"
 
+/* A ring of SIZE entries: from the parent domain's allocator, if any. */
+static struct uroce_cqe *ring_alloc(struct uroce_cq *cq, uint32_t size, bool *custom)
+{
+	return uroce_buf_alloc(cq->parent, (size_t)size * sizeof(struct uroce_cqe),
+			       UROCE_RES_TYPE_CQ, custom);
+}
+
+static void ring_free(struct uroce_cq *cq, struct uroce_cqe *ring, bool custom)
+{
+	uroce_buf_free(cq->parent, ring, UROCE_RES_TYPE_CQ, custom);
+}
+
 struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
-				struct ibv_comp_channel *channel, int comp_vector)
+				struct ibv_comp_channel *channel, int comp_vector,
+				struct ibv_pd *parent)
 {
 	struct uroce_cq *cq;
 	uint32_t size = 1;
@@ -26,7 +39,8 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		goto nomem;
-	cq->ring = calloc(size, sizeof(*cq->ring));
+	cq->parent = parent;
+	cq->ring = ring_alloc(cq, size, &cq->custom_ring);
 	if (!cq->ring)
 		goto nomem;
 	cq->size = size;
@@ -35,7 +49,7 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 		int err = uroce_cq_channel_attach(cq, channel);
 
 		if (err) {
-			free(cq->ring);
+			ring_free(cq, cq->ring, cq->custom_ring);
 			free(cq);
 			errno = err;
 			return NULL;
@@ -45,8 +59,6 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 	cq->vcq.cq.cqe = size - 1; /* the actual capacity, >= the request */
 	return cq;
 nomem:
-	if (cq)
-		free(cq->ring);
 	free(cq);
 	errno = ENOMEM;
 	return NULL;
@@ -55,7 +67,7 @@ nomem:
 struct ibv_cq *uroce_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct uroce_cq *cq = uroce_cq_alloc(context, cqe, channel, comp_vector);
+	struct uroce_cq *cq = uroce_cq_alloc(context, cqe, channel, comp_vector, NULL);
 
 	return cq ? &cq->vcq.cq : NULL;
 }
@@ -68,7 +80,7 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 		return EBUSY; /* still the CQ of a QP */
 	uroce_cq_channel_detach(cq);
 	pthread_spin_destroy(&cq->lock);
-	free(cq->ring);
+	ring_free(cq, cq->ring, cq->custom_ring);
 	free(cq);
 	return 0;
 }
@@ -195,12 +207,13 @@ int uroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct uroce_cq *cq = to_ucq(ibcq);
 	struct uroce_cqe *ring, *old;
 	uint32_t size = 1, used;
+	bool custom, old_custom;
 
 	if (cqe < 1 || cqe > UROCE_MAX_CQE)
 		return EINVAL;
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
-	ring = calloc(size, sizeof(*ring));
+	ring = ring_alloc(cq, size, &custom);
 	if (!ring)
 		return ENOMEM;
 	pthread_spin_lock(&cq->lock);
@@ -208,18 +221,20 @@ int uroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (used > size - 1) {
 		/* The completions already queued must fit (ibv_resize_cq(3)). */
 		pthread_spin_unlock(&cq->lock);
-		free(ring);
+		ring_free(cq, ring, custom);
 		return EINVAL;
 	}
 	for (uint32_t i = 0; i < used; i++)
 		ring[i] = cq->ring[(cq->head + i) & (cq->size - 1)];
 	old = cq->ring;
+	old_custom = cq->custom_ring;
 	cq->ring = ring;
+	cq->custom_ring = custom;
 	cq->size = size;
 	cq->head = 0;
 	cq->tail = used;
 	cq->vcq.cq.cqe = size - 1;
 	pthread_spin_unlock(&cq->lock);
-	free(old);
+	ring_free(cq, old, old_custom);
 	return 0;
 }

@@ -106,8 +106,10 @@ struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *context,
 	else if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		 (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
 		err = EOPNOTSUPP; /* IGNORE_OVERRUN: an overrun always reports */
-	else if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
-		err = EINVAL; /* only a parent domain may be given; we have none */
+	else if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+		 (!attr->parent_domain || attr->parent_domain->context != context ||
+		  !uroce_is_parent_domain(attr->parent_domain)))
+		err = EINVAL; /* only a parent domain may be given (pd.c) */
 	if (err) {
 		errno = err;
 		return NULL;
@@ -116,7 +118,8 @@ struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = uroce_cq_alloc(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector);
+	cq = uroce_cq_alloc(context, (int)attr->cqe, attr->channel, (int)attr->comp_vector,
+			    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ? attr->parent_domain : NULL);
 	if (!cq)
 		return NULL;
 	/* SINGLE_THREADED is a hint: the lock is cheap enough to keep. */

@@ -56,7 +56,7 @@ static struct uroce_mr *mr_range(struct uroce_qp *qp, uint32_t key, uint64_t va,
 }
 
 /*
- * Through a memory window (IBTA 10.6.7.3): the window must be bound, of
+ * Through a memory window (IBTA 10.6.7): the window must be bound, of
  * the QP's PD, a type 2 window bound through this very QP, grant ACCESS,
  * and hold the range; its bytes are the MR's under the window.
  */

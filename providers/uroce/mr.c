@@ -157,7 +157,7 @@ int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
 	}
 	pthread_rwlock_wrlock(&ctx->mr_keys.lock);
 	if (atomic_load(&mr->mw_binds)) {
-		/* Windows bound to it keep their rights (IBTA 10.6.7.2). */
+		/* Windows bound to it keep their rights (IBTA 10.6.7). */
 		pthread_rwlock_unlock(&ctx->mr_keys.lock);
 		errno = EBUSY;
 		return EBUSY;

@@ -93,13 +93,14 @@ int uroce_dealloc_mw(struct ibv_mw *ibmw)
 	return 0;
 }
 
-/* Checks of a bind that need no lock (IBTA 10.6.7.2.1): 0 or an errno. */
+/* Checks of a bind that need no lock: 0 or an errno. */
 static int bind_args_ok(struct ibv_pd *qp_pd, struct ibv_mw *mw,
 			const struct ibv_mw_bind_info *b)
 {
 	struct uroce_mr *mr = (struct uroce_mr *)b->mr;
 
-	if (!mw || mw->pd != qp_pd)
+	/* PDs compared as protection domains (a parent domain stands for its PD). */
+	if (!mw || to_upd(mw->pd) != to_upd(qp_pd))
 		return EINVAL;
 	if (b->mw_access_flags & ~MW_ACCESS)
 		return EINVAL;
@@ -107,10 +108,10 @@ static int bind_args_ok(struct ibv_pd *qp_pd, struct ibv_mw *mw,
 		return EINVAL; /* type 1 windows are virtually addressed */
 	if (!b->length)
 		return mw->type == IBV_MW_TYPE_1 ? 0 : EINVAL; /* type 1: unbind */
-	if (!mr || b->mr->pd != mw->pd || !(mr->access & IBV_ACCESS_MW_BIND))
+	if (!mr || mr->pd != to_upd(mw->pd) || !(mr->access & IBV_ACCESS_MW_BIND))
 		return EINVAL;
-	/* Remote write or atomic rights need a locally writable MR (C10-?, as
-	 * for MRs themselves, 10.6.3.1). */
+	/* Remote write or atomic rights need a locally writable MR, as for
+	 * MRs themselves (IBTA 10.6.3.1, C10-29). */
 	if ((b->mw_access_flags & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;

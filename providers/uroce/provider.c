@@ -59,7 +59,9 @@ static void uroce_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops uroce_ctx_ops = {
 	.advise_mr = uroce_advise_mr,
 	.alloc_mw = uroce_alloc_mw,
+	.alloc_parent_domain = uroce_alloc_parent_domain,
 	.alloc_pd = uroce_alloc_pd,
+	.alloc_td = uroce_alloc_td,
 	.bind_mw = uroce_bind_mw,
 	.async_event = uroce_async_event_done,
 	.cq_event = uroce_cq_event,
@@ -71,6 +73,7 @@ static const struct verbs_context_ops uroce_ctx_ops = {
 	.create_srq = uroce_create_srq,
 	.dealloc_mw = uroce_dealloc_mw,
 	.dealloc_pd = uroce_dealloc_pd,
+	.dealloc_td = uroce_dealloc_td,
 	.dereg_mr = uroce_dereg_mr,
 	.destroy_ah = uroce_destroy_ah,
 	.destroy_cq = uroce_destroy_cq,

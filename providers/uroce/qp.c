@@ -319,13 +319,19 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-static int ring_alloc(struct uroce_ring *r, uint32_t entries, uint32_t stride)
+static int ring_alloc(struct uroce_ring *r, struct ibv_pd *pd, uint32_t entries, uint32_t stride)
 {
 	r->size = pow2_at_least(entries ? entries : 1);
 	r->stride = (stride + 63) & ~63u;
 	r->prod = r->cons = 0;
-	r->buf = calloc(r->size, r->stride);
+	r->buf = uroce_buf_alloc(pd, (size_t)r->size * r->stride, UROCE_RES_TYPE_QP, &r->custom_buf);
 	return r->buf ? 0 : ENOMEM;
+}
+
+static void ring_free(struct uroce_ring *r, struct ibv_pd *pd)
+{
+	uroce_buf_free(pd, r->buf, UROCE_RES_TYPE_QP, r->custom_buf);
+	r->buf = NULL;
 }
 
 static uint64_t supported_send_ops(enum ibv_qp_type t)
@@ -377,7 +383,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	sq_data = qp->cap.max_send_sge * sizeof(struct uroce_sge);
 	if (sq_data < qp->cap.max_inline_data)
 		sq_data = qp->cap.max_inline_data;
-	if ((err = ring_alloc(&qp->sq, cap->max_send_wr, sizeof(struct uroce_send_wqe) + sq_data)))
+	if ((err = ring_alloc(&qp->sq, ia->pd, cap->max_send_wr, sizeof(struct uroce_send_wqe) + sq_data)))
 		goto fail;
 	qp->cap.max_send_wr = qp->sq.size;
 	qp->cap.max_inline_data = qp->sq.stride - sizeof(struct uroce_send_wqe);
@@ -385,7 +391,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		qp->cap.max_inline_data = UROCE_MAX_INLINE;
 	if (!qp->srq) {
 		qp->cap.max_recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
-		if ((err = ring_alloc(&qp->rq, cap->max_recv_wr,
+		if ((err = ring_alloc(&qp->rq, ia->pd, cap->max_recv_wr,
 				      sizeof(struct uroce_recv_wqe) +
 				      qp->cap.max_recv_sge * sizeof(struct uroce_sge))))
 			goto fail;
@@ -425,8 +431,8 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		atomic_fetch_add(&qp->srq->users, 1);
 	return q;
 fail:
-	free(qp->sq.buf);
-	free(qp->rq.buf);
+	ring_free(&qp->sq, ia->pd);
+	ring_free(&qp->rq, ia->pd);
 	free(qp);
 	errno = err;
 	return NULL;
@@ -492,8 +498,8 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);
 	pthread_mutex_destroy(&qp->lock);
-	free(qp->sq.buf);
-	free(qp->rq.buf);
+	ring_free(&qp->sq, ibqp->pd);
+	ring_free(&qp->rq, ibqp->pd);
 	free(qp);
 	return 0;
 }

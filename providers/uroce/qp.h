@@ -85,6 +85,8 @@ struct uroce_send_wqe {
 	uint64_t sent;               /* bytes handed to the wire so far */
 	uint32_t read_done;          /* RDMA READ: response bytes placed */
 	int state;                   /* enum uroce_wqe_state */
+	bool executed;               /* a local operation (bind, invalidate) ran: a
+				      * resend from an earlier WQE must not run it again */
 	enum ibv_wc_status status;
 	/* followed by struct uroce_sge[num_sge] or inline bytes */
 	uint8_t data[] __attribute__((aligned(16)));
@@ -123,6 +125,7 @@ struct uroce_ring {
 	uint32_t stride;
 	uint32_t prod;               /* next slot the verbs layer fills */
 	uint32_t cons;               /* oldest slot not yet completed */
+	bool custom_buf;             /* buf is from a parent domain's allocator (pd.c) */
 };
 
 static inline void *ring_slot(struct uroce_ring *r, uint32_t idx)

@@ -214,8 +214,8 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return false;
 	}
 	/* SEND with Invalidate: the named window goes invalid once the
-	 * message is in (IBTA 9.4.1.1.3?); a key it may not invalidate is an
-	 * invalid request (IBTA 10.6.7.2.6?). */
+	 * message is in; a key it may not invalidate makes the request
+	 * invalid (as rxe's responder treats it). */
 	if (pkt->last && pkt->has_inv && uroce_mw_remote_invalidate(qp, pkt->inv_rkey)) {
 		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;

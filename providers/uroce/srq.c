@@ -29,7 +29,8 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *in
 	srq->rq.size = size;
 	srq->rq.stride = (sizeof(struct uroce_recv_wqe) +
 			  srq->max_sge * sizeof(struct uroce_sge) + 63) & ~63u;
-	srq->rq.buf = calloc(size, srq->rq.stride);
+	srq->rq.buf = uroce_buf_alloc(pd, (size_t)size * srq->rq.stride, UROCE_RES_TYPE_SRQ,
+				      &srq->rq.custom_buf);
 	if (!srq->rq.buf) {
 		free(srq);
 		errno = ENOMEM;
@@ -83,7 +84,7 @@ int uroce_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	atomic_fetch_sub(&srq->pd->users, 1);
 	pthread_mutex_destroy(&srq->lock);
-	free(srq->rq.buf);
+	uroce_buf_free(ibsrq->pd, srq->rq.buf, UROCE_RES_TYPE_SRQ, srq->rq.custom_buf);
 	free(srq);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #define UROCE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <time.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -56,6 +57,22 @@ struct uroce_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
 	atomic_int users;             /* MRs, QPs, AHs, SRQs: dealloc_pd is EBUSY while > 0 */
+	/* A parent domain (ibv_alloc_parent_domain(3), pd.c): objects made
+	 * with it are protected by PROTECTION, and their ring buffers come
+	 * from its allocator.  NULL for a plain PD. */
+	struct uroce_pd *protection;
+	struct ibv_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+};
+
+/* The resource_type our buffers are asked of a parent domain's allocator with. */
+enum {
+	UROCE_RES_TYPE_QP = 1,        /* a QP's send or receive ring */
+	UROCE_RES_TYPE_SRQ = 2,       /* an SRQ's ring */
+	UROCE_RES_TYPE_CQ = 3,        /* a CQ's ring */
 };
 
 /*
@@ -129,6 +146,8 @@ struct uroce_cq {
 	int overrun;                  /* a completion was lost: the CQ is in error */
 	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
 	uint64_t wc_flags;            /* ibv_create_cq_ex's wc_flags; 0 for ibv_create_cq */
+	struct ibv_pd *parent;        /* the parent domain whose allocator gives the ring, or NULL */
+	bool custom_ring;             /* ring is from that allocator */
 	struct uroce_cqe cur;         /* the entry ibv_start_poll/next_poll took */
 };
 
@@ -142,9 +161,13 @@ static inline struct uroce_context *to_uctx(struct ibv_context *c)
 	return (struct uroce_context *)((char *)c - offsetof(struct uroce_context, vctx.context));
 }
 
+/* The PD that protects objects made with PD: itself, or a parent
+ * domain's protection domain. */
 static inline struct uroce_pd *to_upd(struct ibv_pd *pd)
 {
-	return (struct uroce_pd *)pd;
+	struct uroce_pd *p = (struct uroce_pd *)pd;
+
+	return p->protection ? p->protection : p;
 }
 
 static inline struct uroce_cq *to_ucq(struct ibv_cq *cq)
@@ -162,6 +185,16 @@ int uroce_query_port(struct ibv_context *context, uint8_t port_num,
 /* pd.c */
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *context);
 int uroce_dealloc_pd(struct ibv_pd *pd);
+struct ibv_td *uroce_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int uroce_dealloc_td(struct ibv_td *td);
+struct ibv_pd *uroce_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr);
+bool uroce_is_parent_domain(struct ibv_pd *pd);
+/* A zeroed buffer of SIZE for an object made with PD (NULL: none): from a
+ * parent domain's allocator when it has one (*CUSTOM set), else calloc;
+ * NULL with errno.  uroce_buf_free gives it back the same way. */
+void *uroce_buf_alloc(struct ibv_pd *pd, size_t size, uint64_t type, bool *custom);
+void uroce_buf_free(struct ibv_pd *pd, void *buf, uint64_t type, bool custom);
 
 /* mr.c */
 struct ibv_mr *uroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
@@ -184,7 +217,8 @@ int uroce_destroy_cq(struct ibv_cq *cq);
 int uroce_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int uroce_resize_cq(struct ibv_cq *cq, int cqe);
 struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
-				struct ibv_comp_channel *channel, int comp_vector);
+				struct ibv_comp_channel *channel, int comp_vector,
+				struct ibv_pd *parent);
 /* Take the oldest completion into *E; 0, or -ENOENT when empty, -EIO after
  * an overrun (serves the wire first when the CQ is empty). */
 int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e);

@@ -39,7 +39,7 @@ class Collect(unittest.TextTestResult):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.by_mod = collections.defaultdict(collections.Counter)
-        self.reasons = collections.Counter()
+        self.reasons = collections.defaultdict(list)  # reason -> test ids
 
     def _count(self, test, what):
         self.by_mod[module_of(test)][what] += 1
@@ -51,7 +51,8 @@ class Collect(unittest.TextTestResult):
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
         self._count(test, 'skipped')
-        self.reasons[' '.join(str(reason).split())[:150]] += 1
+        tid = test.id().replace('tests.', '', 1) if hasattr(test, 'id') else str(test)
+        self.reasons[' '.join(str(reason).split())[:150]].append(tid)
 
     def addFailure(self, test, err):
         super().addFailure(test, err)
@@ -97,8 +98,14 @@ for mod in sorted(res.by_mod):
     print('%-28s' % mod + ''.join('%9d' % c[k] for k in cols))
 print('%-28s' % 'TOTAL' + ''.join('%9d' % tot[k] for k in cols))
 print('\n== skip reasons (count, reason)')
-for reason, n in res.reasons.most_common():
-    print('%5d  %s' % (n, reason))
+by_count = sorted(res.reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+for reason, tids in by_count:
+    print('%5d  %s' % (len(tids), reason))
+print('\n== skipped tests, by reason')
+for reason, tids in by_count:
+    print('  %s:' % reason)
+    for tid in tids:
+        print('      %s' % tid)
 bad = [(t, 'FAIL') for t, _ in res.failures] + \
       [(t, 'ERROR') for t, _ in res.errors] + \
       [(t, 'UNEXPECTED SUCCESS') for t in res.unexpectedSuccesses]

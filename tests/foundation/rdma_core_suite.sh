@@ -15,6 +15,15 @@ use_private_registry
 add_dev uroce0 lo
 gid=$(gid_of "" uroce0 127.0.0.1)
 [ -n "$gid" ] || fail "no RoCEv2 GID for 127.0.0.1 on uroce0"
+# Tests of huge-page MRs skip without 2 MiB huge pages: reserve some for the
+# run and give them back at exit.  The pool is the machine's: other
+# programs (UCX takes huge pages when there are any) may use some
+# meanwhile, hence 512 MiB where the suite needs a few pages at a time.
+hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+if [ -w "$hp" ] && [ "$(cat "$hp")" = 0 ]; then
+	echo 256 >"$hp" || true
+	on_exit "echo 0 > '$hp'"
+fi
 work=$(mktemp -d /tmp/uroce-suite.XXXXXX)
 on_exit "rm -rf '$work'"
 cp -r "$src" "$work/tests"

@@ -36,15 +36,6 @@ ucx_places() {
 # in NS CMD...: CMD in namespace NS under `uroce run`.
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$UROCE" run "$@"; }
 
-# wait_listen NS PORT: until a TCP socket listens on PORT in NS (bounded).
-wait_listen() {
-	for _ in $(seq 400); do
-		ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # rx_packets NS: the device's received-packet counter in NS.
 rx_packets() { ip netns exec "$1" "$UROCE" stat $UDEV | awk '$1 == "rx_packets" { n = $2 } END { print n + 0 }'; }
 
@@ -62,7 +53,7 @@ perf_run() {
 	before=$(rx_packets "$cns")
 	ip netns exec "$sns" timeout ${PERF_TIMEOUT:-60} "$UROCE" run ucx_perftest -p $PERF_PORT >"$log" 2>&1 &
 	spid=$!
-	wait_listen "$sns" $PERF_PORT || { cat "$log"; fail "$where: ucx_perftest server did not listen"; }
+	wait_listen $PERF_PORT $spid 60 "$sns" || { cat "$log"; fail "$where: ucx_perftest server did not listen"; }
 	ip netns exec "$cns" timeout ${PERF_TIMEOUT:-60} "$UROCE" run ucx_perftest "$addr" -p $PERF_PORT -f "$@" >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
 	after=$(rx_packets "$cns")
@@ -104,7 +95,7 @@ perf_refused() {
 	ip netns exec "$ns" timeout 30 "$UROCE" run ucx_perftest -p $PERF_PORT >"$log" 2>&1 &
 	spid=$!
 	on_exit "kill $spid"
-	wait_listen "$ns" $PERF_PORT || fail "$where: ucx_perftest server did not listen"
+	wait_listen $PERF_PORT $spid 60 "$ns" || fail "$where: ucx_perftest server did not listen"
 	ip netns exec "$ns" timeout 30 "$UROCE" run ucx_perftest 127.0.0.1 -p $PERF_PORT -f "$@" >"$log.c" 2>&1 || rc=$?
 	kill $spid 2>/dev/null || true
 	wait $spid 2>/dev/null || true

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-/* Unit test of the key table: random, unique, found, removed. */
+/* Unit test of the key table: random, unique, found, removed, rekeyed. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,6 +38,16 @@ int main(void)
 		failures++;
 	if (uroce_keytab_lookup(&t, 0) || uroce_keytab_lookup(&t, 0xffffffffu))
 		failures++;
+	/* Rekeying (memory windows): the object moves, a taken key refuses. */
+	pthread_rwlock_wrlock(&t.lock);
+	if (uroce_keytab_rekey_locked(&t, keys[1], keys[3]) != -17 /* -EEXIST */ ||
+	    uroce_keytab_rekey_locked(&t, keys[0], keys[0] ^ 1) != -2 /* gone: -ENOENT */ ||
+	    uroce_keytab_put_locked(&t, 0, &objs[0]) != -17 ||
+	    uroce_keytab_rekey_locked(&t, keys[1], keys[0]) != 0)
+		failures++, printf("FAIL: rekey results\n");
+	pthread_rwlock_unlock(&t.lock);
+	if (uroce_keytab_lookup(&t, keys[0]) != &objs[1] || uroce_keytab_lookup(&t, keys[1]))
+		failures++, printf("FAIL: rekeyed object not under its new key only\n");
 	uroce_keytab_destroy(&t);
 	printf("%d failed\n", failures);
 	return failures ? 1 : 0;

@@ -177,9 +177,10 @@ W = {n: getattr(e, 'IBV_QP_EX_WITH_' + n) for n in
      ('SEND', 'SEND_WITH_IMM', 'RDMA_WRITE', 'RDMA_WRITE_WITH_IMM', 'RDMA_READ',
       'ATOMIC_CMP_AND_SWP', 'ATOMIC_FETCH_AND_ADD', 'SEND_WITH_INV', 'LOCAL_INV', 'BIND_MW')}
 ok_ops = {'UD': ('SEND', 'SEND_WITH_IMM'),
-          'UC': ('SEND', 'SEND_WITH_IMM', 'RDMA_WRITE', 'RDMA_WRITE_WITH_IMM'),
+          'UC': ('SEND', 'SEND_WITH_IMM', 'RDMA_WRITE', 'RDMA_WRITE_WITH_IMM', 'LOCAL_INV', 'BIND_MW'),
           'RC': ('SEND', 'SEND_WITH_IMM', 'RDMA_WRITE', 'RDMA_WRITE_WITH_IMM', 'RDMA_READ',
-                 'ATOMIC_CMP_AND_SWP', 'ATOMIC_FETCH_AND_ADD', 'SEND_WITH_INV')}
+                 'ATOMIC_CMP_AND_SWP', 'ATOMIC_FETCH_AND_ADD', 'SEND_WITH_INV', 'LOCAL_INV',
+                 'BIND_MW')}
 
 
 def mkqpex(t, ops=None, comp_mask=PDM | OPS, create_flags=0):
@@ -415,7 +416,9 @@ for name, t in TYPES.items():
     bad_ops = {'UD': (e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ, e.IBV_WR_ATOMIC_FETCH_AND_ADD, e.IBV_WR_SEND_WITH_INV),
                'UC': (e.IBV_WR_RDMA_READ, e.IBV_WR_ATOMIC_CMP_AND_SWP, e.IBV_WR_ATOMIC_FETCH_AND_ADD,
                       e.IBV_WR_SEND_WITH_INV),
-               'RC': (e.IBV_WR_LOCAL_INV, e.IBV_WR_BIND_MW, e.IBV_WR_TSO)}[name]
+               # RC has LOCAL_INV and BIND_MW (memory windows): a bind
+               # without a window is still invalid, TSO is not offered.
+               'RC': (e.IBV_WR_BIND_MW, e.IBV_WR_TSO)}[name]
     for op in bad_ops:
         fails_with(errno.EINVAL, lambda: qp.post_send(mk(op)), f"{name}: opcode {op} not for this QP type")
     if t == e.IBV_QPT_RC:
@@ -472,9 +475,14 @@ for name, t in TYPES.items():
     to_rts(qp, t), to_rts(peer, t)
     modify(qp, S, qp_state=e.IBV_QPS_SQD)
     works(lambda: batch(send), f"{name} wr_*: one send in SQD")
-    fails_with(errno.EOPNOTSUPP, lambda: batch(send, lambda: qp.wr_local_inv(5)), f"{name} wr_*: local_inv")
-    fails_with(errno.EOPNOTSUPP, lambda: batch(lambda: qp.wr_local_inv(1)),
-               f"{name} wr_*: a batch of only local_inv")
+    # An operation the device does not offer (atomic write) fails the batch.
+    fails_with(errno.EOPNOTSUPP, lambda: batch(send, lambda: qp.wr_atomic_write(mr.rkey, mr.buf, b'x' * 8)),
+               f"{name} wr_*: atomic_write")
+    fails_with(errno.EOPNOTSUPP, lambda: batch(lambda: qp.wr_atomic_write(mr.rkey, mr.buf, b'x' * 8)),
+               f"{name} wr_*: a batch of only atomic_write")
+    if t == e.IBV_QPT_UD:
+        fails_with(errno.EINVAL, lambda: batch(lambda: qp.wr_local_inv(1)),
+                   f"{name} wr_*: local_inv (not for UD)")
     if t != e.IBV_QPT_RC:
         fails_with(errno.EINVAL, lambda: batch(lambda: qp.wr_rdma_read(mr.rkey, mr.buf)),
                    f"{name} wr_*: rdma_read (not offered by the type)")

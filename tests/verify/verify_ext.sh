@@ -1,0 +1,16 @@
+#!/bin/bash
+# verbs_ext (our own, public verbs API only): extended CQs and timestamps,
+# memory windows, ODP and rereg_mr, with data checks and error cases, on a
+# device on lo.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+need_root
+: "${VERBS_EXT:?}"
+use_private_registry
+add_dev ext0 lo
+gid=$(gid_of "" ext0 127.0.0.1)
+[ -n "$gid" ] || fail "no GID for 127.0.0.1"
+rc=0
+timeout 300 "$UROCE" run "$VERBS_EXT" -d ext0 -g "$gid" || rc=$?
+[ $rc -eq 0 ] || fail "verbs_ext (exit $rc)"
+pass "verbs_ext"
