@@ -153,7 +153,7 @@ static int link_del(int argc, char **argv)
 	/* The last device on a netdev takes the netdev's QPN table with it
 	 * (running programs keep their mapping until they close the device). */
 	struct uroce_dev_rec *left;
-	int n_left, shared = 0;
+	int n_left = -1, shared = 0;
 	if (uroce_reg_load_all(nsdir, &left, &n_left) == 0) {
 		for (int i = 0; i < n_left; i++)
 			shared |= !strcmp(left[i].netdev, rec.netdev);
@@ -164,6 +164,15 @@ static int link_del(int argc, char **argv)
 
 		uroce_qpn_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.netdev);
 		unlink(qpn_file);
+		uroce_gsi_members_file(qpn_file, sizeof(qpn_file), strrchr(nsdir, '/') + 1, rec.netdev);
+		unlink(qpn_file);
+	}
+	/* ... and the last device of the namespace its rdma_cm port table. */
+	if (n_left == 0) {
+		char ports_file[PATH_MAX];
+
+		uroce_cm_ports_file(ports_file, sizeof(ports_file), strrchr(nsdir, '/') + 1);
+		unlink(ports_file);
 	}
 	stats_dir_remove(nsdir, rec.name);
 	ret = uroce_cdev_remove(rec.uverbs);

@@ -303,6 +303,16 @@ void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev)
 	snprintf(buf, len, "/dev/shm/uroce-%s-%s.qpn2", nsid, netdev);
 }
 
+void uroce_gsi_members_file(char *buf, size_t len, const char *nsid, const char *netdev)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.gsi1", nsid, netdev);
+}
+
+void uroce_cm_ports_file(char *buf, size_t len, const char *nsid)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s.cmport1", nsid);
+}
+
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */
 
 int uroce_cdev_create(void)

@@ -57,6 +57,9 @@ int uroce_reg_remove(const char *nsdir, const char *name);
 
 /* The shared QPN table of the devices on NETDEV in namespace NSID (qpn.c). */
 void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev);
+/* QP1's member table of NETDEV and the namespace's rdma_cm port table (cm/). */
+void uroce_gsi_members_file(char *buf, size_t len, const char *nsid, const char *netdev);
+void uroce_cm_ports_file(char *buf, size_t len, const char *nsid);
 
 /* Create the lowest free /dev/infiniband/uverbsN; returns N or -errno. */
 int uroce_cdev_create(void);

@@ -84,7 +84,7 @@ static int ports_open(void)
 	}
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)))
 		return -ENODEV;
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s.cmport1", strrchr(nsdir, '/') + 1);
+	uroce_cm_ports_file(path, sizeof(path), strrchr(nsdir, '/') + 1);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;

@@ -52,7 +52,7 @@ int uroce_gsi_attach(struct uroce_engine *eng)
 
 	if (!g)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.gsi1", eng->nsid, eng->netdev);
+	uroce_gsi_members_file(path, sizeof(path), eng->nsid, eng->netdev);
 	g->members = uroce_qpn_open_file(path, MEMBER_SLOTS);
 	if (g->members)
 		g->slot = uroce_qpn_alloc(g->members, eng->fwd_port);
