@@ -154,6 +154,7 @@ pass "a killed listener's port: REJ 8"
 trdir=$(mktemp -d /tmp/i11cm-trace.XXXXXX)
 on_exit "rm -rf '$trdir'"
 PORT=$((42000 + RANDOM % 1000))
+srvlog=$trdir/srv.log
 UROCE_PCAP=$trdir/srv.pcap UROCE_CM_DEBUG=1 ip netns exec $NS timeout 60 "$UROCE" run \
 	rping -s -a 127.0.0.1 -p $PORT -C 3 -V >"$srvlog" 2>&1 &
 spid=$!

@@ -137,6 +137,42 @@ static void check_sidr(const char *file, const struct cm_msg *m, int idx)
 	}
 }
 
+/*
+ * uroce's own traces: the fields a Linux peer relies on, as rxe sends them
+ * (RDMA_CM.md §3): P_Key 0xffff, permissive LIDs, the GIDs and the CMA
+ * header naming the packet's own addresses and the service's port, hop
+ * limit 64, an rdma_cm service ID.
+ */
+static bool uroce_trace;
+
+static void check_linux_shape(const char *file, int idx, const struct cm_msg *m,
+			      const struct roce_net *net)
+{
+	struct cm_cma_addrs a;
+
+	if (!uroce_trace)
+		return;
+	if (m->attr_id == CM_ATTR_REQ) {
+		EXPECT(file, idx, "REQ pkey", m->pkey, 0xffff);
+		EXPECT(file, idx, "REQ local lid", m->primary.local_lid, CM_PERMISSIVE_LID);
+		EXPECT(file, idx, "REQ remote lid", m->primary.remote_lid, CM_PERMISSIVE_LID);
+		EXPECT(file, idx, "REQ hop limit", m->primary.hop_limit, 64);
+		if (memcmp(m->primary.local_gid, net->src, 16) || memcmp(m->primary.remote_gid, net->dst, 16))
+			FAIL("%s #%d: REQ GIDs are not the packet's addresses", file, idx);
+		if (!m->max_cm_retries || !m->path_mtu || m->path_mtu > 5)
+			FAIL("%s #%d: REQ max CM retries %u, path MTU %u", file, idx, m->max_cm_retries,
+			     m->path_mtu);
+	}
+	if (m->attr_id == CM_ATTR_REQ || m->attr_id == CM_ATTR_SIDR_REQ) {
+		if (cm_cma_hdr_unpack(m->private_data, &a))
+			FAIL("%s #%d: %s without a CMA header", file, idx, cm_attr_name(m->attr_id));
+		else if (memcmp(a.src, net->src, 16) || memcmp(a.dst, net->dst, 16))
+			FAIL("%s #%d: the CMA header's addresses are not the packet's", file, idx);
+		if (!cm_service_id_is_ip(m->service_id))
+			FAIL("%s #%d: service ID 0x%" PRIx64 " is not rdma_cm's", file, idx, m->service_id);
+	}
+}
+
 static int rxe_file(const char *dir, const char *name)
 {
 	static uint8_t f[MAX_FRAME], out[MAX_FRAME];
@@ -177,6 +213,7 @@ static int rxe_file(const char *dir, const char *name)
 			attr_seen[m.attr_id]++;
 		check_rping(name, idx, &m);
 		check_sidr(name, &m, idx);
+		check_linux_shape(name, idx, &m, &net);
 		/* the MAD, then the whole frame around it, byte for byte */
 		r = cm_mad_build(&m, mad);
 		if (r != CM_MAD_OK || memcmp(mad, p.payload, CM_MAD_SIZE)) {
@@ -219,6 +256,7 @@ static int cmd_trace(char *path)
 	if (!slash)
 		return 2;
 	*slash = 0;
+	uroce_trace = true;
 	n = rxe_file(path, slash + 1);
 	printf("CM MADs:");
 	for (int a = 0; a < 0x20; a++)
