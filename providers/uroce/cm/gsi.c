@@ -116,6 +116,11 @@ const char *uroce_gsi_devname(const struct uroce_gsi *gsi)
 	return gsi->eng->devname;
 }
 
+const char *uroce_gsi_netdev(const struct uroce_gsi *gsi)
+{
+	return gsi->eng->netdev;
+}
+
 uint32_t uroce_gsi_comm_id_alloc(struct uroce_gsi *gsi)
 {
 	uint32_t low;
