@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "engine.h"
 #include "gsi.h"
 #include "wire.h"
 
@@ -40,7 +41,7 @@ struct conn_rec {
 	uint16_t sport;
 	uint8_t family;
 	uint8_t pad;
-	uint32_t ifindex;
+	int ifindex;
 	uint8_t src[16], dst[16];
 	uint8_t pkt[DREQ_PKT_LEN];
 };
@@ -51,35 +52,13 @@ static pid_t reaper_for;            /* the process the reaper watches */
 
 static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
 
-static socklen_t sockaddr_of(int family, const uint8_t *ip, uint16_t port, uint32_t ifindex,
-			     struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		memcpy(&s->sin_addr, ip + 12, 4);
-		return sizeof(*s);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	memcpy(&s6->sin6_addr, ip, 16);
-	if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
-		s6->sin6_scope_id = ifindex;
-	return sizeof(*s6);
-}
-
 /* ---- the reaper (after fork: async-signal-safe calls only) -------------------- */
 
 static void send_rec(const struct conn_rec *r)
 {
 	struct sockaddr_storage from, to;
-	socklen_t fl = sockaddr_of(r->family, r->src, r->sport, r->ifindex, &from);
-	socklen_t tl = sockaddr_of(r->family, r->dst, ROCE_UDP_PORT, r->ifindex, &to);
+	socklen_t fl = uroce_udp_sockaddr(r->family, r->src, r->sport, r->ifindex, &from);
+	socklen_t tl = uroce_udp_sockaddr(r->family, r->dst, ROCE_UDP_PORT, r->ifindex, &to);
 	int one = 1, fd = socket(r->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int pmtu = r->family == AF_INET ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
 
