@@ -38,10 +38,35 @@ const char *cm_state_name(enum cm_state s)
 	return s < CM_STATE_COUNT ? state_names[s] : "?";
 }
 
+/* An established connection is published to the GSI's reaper, which sends
+ * its DREQ if this process dies without closing (the kernel's ucma_close
+ * does it for a killed process). */
+static void reaper_follow(struct ucma_ctx *ctx, enum cm_state s)
+{
+	struct cm_conn *c = &ctx->conn;
+
+	if (s == CM_ESTABLISHED && c->state != CM_ESTABLISHED && c->gsi && !c->reap_handle) {
+		struct uroce_gsi_conn_info ci = {
+			.local_comm_id = c->local_id,
+			.remote_comm_id = c->remote_id,
+			.remote_qpn = c->remote_qpn,
+		};
+
+		memcpy(ci.local_gid, c->lgid, 16);
+		memcpy(ci.remote_gid, c->rgid, 16);
+		if (uroce_gsi_conn_publish(c->gsi, &ci, &c->reap_handle))
+			c->reap_handle = 0;
+	} else if (s != CM_ESTABLISHED && c->reap_handle) {
+		uroce_gsi_conn_unpublish(c->gsi, c->reap_handle);
+		c->reap_handle = 0;
+	}
+}
+
 void cm_set_state(struct ucma_ctx *ctx, enum cm_state s)
 {
+	reaper_follow(ctx, s);
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: id %u comm %08x: %s -> %s\n", (int)getpid(), ctx->id,
+		fprintf(stderr, "uroce cm[%d %.6f]: id %u comm %08x: %s -> %s\n", (int)getpid(), uroce_cm_now_ns() / 1e9, ctx->id,
 			ctx->conn.local_id, cm_state_name(ctx->conn.state), cm_state_name(s));
 	ctx->conn.state = s;
 }
@@ -137,7 +162,7 @@ int cm_send(struct ucma_ctx *ctx, const struct cm_msg *m, bool retransmit, uint6
 		return -ENODEV;
 	ret = uroce_gsi_send(c->gsi, m, c->lgid, c->rgid);
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: id %u sends %s -> %d\n", (int)getpid(), ctx->id,
+		fprintf(stderr, "uroce cm[%d %.6f]: id %u sends %s -> %d\n", (int)getpid(), uroce_cm_now_ns() / 1e9, ctx->id,
 			cm_attr_name(m->attr_id), ret);
 	if (retransmit) {
 		c->last = *m;
@@ -507,7 +532,7 @@ void conn_destroy(struct ucma_ctx *ctx)
 		break;
 	}
 	cm_stop_timer(ctx);
-	c->state = CM_IDLE;
+	cm_set_state(ctx, CM_IDLE);
 	if (ctx->port_held)
 		uroce_gsi_port_release(ctx->port_handle);
 	ctx->port_held = false;

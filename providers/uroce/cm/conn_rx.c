@@ -499,7 +499,7 @@ void conn_rx(void *arg, struct uroce_gsi *gsi, const struct uroce_gsi_peer *from
 	struct rx r = { .gsi = gsi, .from = from, .m = m };
 
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: rx %s comm %08x -> %08x\n", (int)getpid(),
+		fprintf(stderr, "uroce cm[%d %.6f]: rx %s comm %08x -> %08x\n", (int)getpid(), uroce_cm_now_ns() / 1e9,
 			cm_attr_name(m->attr_id), m->local_comm_id, m->remote_comm_id);
 	pthread_mutex_lock(&ucma_lock);
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)

@@ -121,8 +121,18 @@ static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr)
 	if (!ucma_addr_any(addr)) {
 		/* cma_acquire_dev_by_src_ip: only addresses of RDMA devices */
 		ret = ucma_dev_by_addr(addr, &dev);
-		if (ret)
+		if (ret) {
+			if (uroce_debug_cm > 1) {
+				char a[INET6_ADDRSTRLEN] = "?";
+
+				inet_ntop(addr->sa_family, addr->sa_family == AF_INET ?
+					  (const void *)&((const struct sockaddr_in *)addr)->sin_addr :
+					  (const void *)&((const struct sockaddr_in6 *)addr)->sin6_addr,
+					  a, sizeof(a));
+				fprintf(stderr, "uroce cm: %s is on no uroce device\n", a);
+			}
 			return ret;
+		}
 		ctx->dev = dev;
 		ctx->have_dev = true;
 	}
