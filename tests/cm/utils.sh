@@ -2,8 +2,9 @@
 # rdmacm-utils, unmodified, on lo and across two namespaces: ucmatose with
 # four connections (it checks every message's completion), udaddy (UD, via
 # SIDR), rdma_server/rdma_client and rdma_xserver/rdma_xclient (the
-# rdma_create_ep path: synchronous ids), each pair must exit 0 and print
-# no error.  ucmatose and udaddy use fixed ports: the namespaces are ours.
+# rdma_create_ep path: synchronous ids), rstream and riostream (rsockets,
+# verifying the data), cmtime (20 connections); each pair must exit 0 and
+# print no error.  ucmatose and udaddy use fixed ports: the namespaces are ours.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -20,4 +21,13 @@ for w in ${CM_WHERE:-lo veth}; do
 		-- rdma_client -s $SRV_ADDR -p $port
 	cm_pair "rdma_xserver $w" $SRV_NS $CLI_NS -- rdma_xserver -p $((port + 1)) \
 		-- rdma_xclient -s $SRV_ADDR -p $((port + 1))
+	# rsockets, with their data verification (-T v)
+	cm_pair "rstream $w" $SRV_NS $CLI_NS -- rstream -b $SRV_ADDR -p $((port + 2)) -T v -S 65536 -C 100 \
+		-- rstream -s $SRV_ADDR -p $((port + 2)) -T v -S 65536 -C 100
+	cm_pair "riostream $w" $SRV_NS $CLI_NS -- riostream -b $SRV_ADDR -p $((port + 3)) -T v -S 65536 -C 100 \
+		-- riostream -s $SRV_ADDR -p $((port + 3)) -T v -S 65536 -C 100
+	# cmtime: 20 connections set up and torn down; its server runs forever
+	CM_SERVER_FOREVER=1 cm_pair "cmtime $w" $SRV_NS $CLI_NS -- cmtime -b $SRV_ADDR -p $((port + 4)) \
+		-- cmtime -s $SRV_ADDR -p $((port + 4)) -c 20
+	grep -q '^destroy' "$CM_CLI_LOG" || fail "cmtime $w: no timing table"
 done
