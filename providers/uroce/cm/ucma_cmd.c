@@ -166,6 +166,21 @@ static int cmd_bind(struct ucma_file *f, void *in, uint16_t out_len)
 	return WITH_CTX(f, cmd->id, ctx, bind_addr(ctx, (struct sockaddr *)&cmd->addr));
 }
 
+static void mcast_refused(void)
+{
+	static int said;
+
+	if (!said++)
+		fprintf(stderr, "uroce: rdma_join_multicast: the device offers no UD multicast (EOPNOTSUPP)\n");
+}
+
+static bool addr_multicast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 /* RESOLVE_IP: pick the source (bound address, given one, or the route's),
  * which must be a uroce device's; ADDR_RESOLVED or ADDR_ERROR follows. */
 static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const struct sockaddr *dst)
@@ -190,6 +205,12 @@ static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const st
 	}
 	memset(&ctx->dst, 0, sizeof(ctx->dst));
 	memcpy(&ctx->dst, dst, ucma_addr_len(dst));
+	if (addr_multicast(dst)) {
+		/* the first step of a join (mckey): refused as the join is */
+		mcast_refused();
+		ucma_event_queue(ctx, RDMA_CM_EVENT_ADDR_ERROR, -EOPNOTSUPP);
+		return 0;
+	}
 	if (!ctx->have_dev) {
 		uint16_t port = ucma_addr_port((struct sockaddr *)&ctx->src);
 
@@ -467,14 +488,6 @@ static int cmd_notify(struct ucma_file *f, void *in, uint16_t out_len)
 	if (cmd->event != IBV_EVENT_COMM_EST)
 		return WITH_CTX(f, cmd->id, ctx, 0);
 	return WITH_CTX(f, cmd->id, ctx, conn_notify_established(ctx));
-}
-
-static void mcast_refused(void)
-{
-	static int said;
-
-	if (!said++)
-		fprintf(stderr, "uroce: rdma_join_multicast: the device offers no UD multicast (EOPNOTSUPP)\n");
 }
 
 static int cmd_join(struct ucma_file *f, void *in, uint16_t out_len)
