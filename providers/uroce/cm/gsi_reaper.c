@@ -133,32 +133,36 @@ static int reaper_start(void)
 
 	if (recs && reaper_for == getpid())
 		return 0;
-	if (!recs) {
-		void *m = mmap(NULL, CONN_RECS * sizeof(*recs), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* New records (also in a forked child: the mapping it inherited is
+	 * its parent's, shared with the parent's reaper). */
+	void *m = mmap(NULL, CONN_RECS * sizeof(*recs), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-		if (m == MAP_FAILED)
-			return -errno;
-		recs = m;
-	} else {
-		/* a forked child: the parent's records are not ours */
-		for (int i = 0; i < CONN_RECS; i++)
-			atomic_store(&recs[i].state, REC_FREE);
-	}
-	if (pipe2(p, O_CLOEXEC))
+	struct conn_rec *old = recs;
+	int err;
+
+	if (m == MAP_FAILED)
 		return -errno;
+	recs = m;                /* (the reaper reads this one) */
+	if (pipe2(p, O_CLOEXEC))
+		goto fail;
 	pid = fork();
 	if (pid == 0)
 		reaper_child(p[0]);
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);
-		return -errno;
+		goto fail;
 	}
 	waitpid(pid, NULL, 0);
 	/* p[1] stays open, close-on-exec, until this process ends */
 	reaper_for = getpid();
 	return 0;
+fail:
+	err = -errno;
+	munmap(m, CONN_RECS * sizeof(*recs));
+	recs = old;
+	return err;
 }
 
 /* ---- publishing ------------------------------------------------------------------- */
