@@ -15,8 +15,8 @@ for w in ${CM_WHERE:-lo veth}; do
 	port=$((7600 + RANDOM % 300))
 	cm_pair "ucmatose $w" $SRV_NS $CLI_NS -- ucmatose -b $SRV_ADDR -c 4 -C 20 \
 		-- ucmatose -s $SRV_ADDR -c 4 -C 20
-	cm_pair "udaddy $w" $SRV_NS $CLI_NS -- udaddy -b $SRV_ADDR -C 20 \
-		-- udaddy -s $SRV_ADDR -C 20
+	cm_pair "udaddy $w" $SRV_NS $CLI_NS -- udaddy -b $SRV_ADDR -C 10 \
+		-- udaddy -s $SRV_ADDR -C 10
 	cm_pair "rdma_server $w" $SRV_NS $CLI_NS -- rdma_server -s $SRV_ADDR -p $port \
 		-- rdma_client -s $SRV_ADDR -p $port
 	cm_pair "rdma_xserver $w" $SRV_NS $CLI_NS -- rdma_xserver -p $((port + 1)) \

@@ -289,7 +289,7 @@ void conn_fill_path(struct ucma_ctx *ctx, struct ib_user_path_rec *p)
 
 /* ---- the active side ------------------------------------------------------------ */
 
-static void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
+void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
 {
 	struct cm_cma_addrs a = {
 		.family = ctx->src.ss_family,
@@ -299,6 +299,25 @@ static void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
 	ucma_addr_to_gid((struct sockaddr *)&ctx->src, a.src);
 	ucma_addr_to_gid((struct sockaddr *)&ctx->dst, a.dst);
 	cm_cma_hdr_pack(buf, &a);
+}
+
+/* The active side's start (CONNECT, RC or UD): the device's GSI and a
+ * communication ID (also the SIDR request ID) that routes answers here. */
+int conn_begin_active(struct ucma_ctx *ctx)
+{
+	struct cm_conn *c = &ctx->conn;
+	int ret = conn_gsi(ctx);
+
+	if (ret)
+		return ret;
+	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
+	if (!c->local_id)
+		return -ENOMEM;
+	c->tid = c->local_id;
+	c->remote_id = 0;
+	c->service_id = cm_service_id(ctx->ps, ucma_addr_port((struct sockaddr *)&ctx->dst));
+	c->max_cm_retries = CMA_MAX_CM_RETRIES;
+	return 0;
 }
 
 /* CONNECT: a REQ (cma_connect_ib, cm_format_req). */
@@ -314,15 +333,9 @@ int conn_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 		return connect_sidr(ctx, p);
 	if (p->private_data_len > CM_REQ_USER_PRIVATE_DATA_MAX)
 		return -EINVAL;
-	ret = conn_gsi(ctx);
+	ret = conn_begin_active(ctx);
 	if (ret)
 		return ret;
-	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
-	if (!c->local_id)
-		return -ENOMEM;
-	c->tid = c->local_id;
-	c->remote_id = 0;
-	c->service_id = cm_service_id(ctx->ps, ucma_addr_port((struct sockaddr *)&ctx->dst));
 	c->local_qpn = p->qp_num;
 	c->rq_psn = random24();
 	c->resp_res = p->responder_resources;
@@ -330,7 +343,6 @@ int conn_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 	c->retry_cnt = p->retry_count & 7;
 	c->rnr_retry = p->rnr_retry_count & 7;
 	c->srq = p->srq;
-	c->max_cm_retries = CMA_MAX_CM_RETRIES;
 	c->ack_timeout = ctx->ack_timeout ? ctx->ack_timeout : cm_ack_timeout(CM_CA_ACK_DELAY, c->plt);
 
 	msg_init(ctx, &m, CM_ATTR_REQ);

@@ -26,6 +26,18 @@ void ucma_respond(uint64_t response, const void *resp, size_t len)
 	memcpy((void *)(uintptr_t)response, resp, len);
 }
 
+/* SA's address as text, for the debug lines. */
+static const char *addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const void *a = sa->sa_family == AF_INET ?
+			(const void *)&((const struct sockaddr_in *)sa)->sin_addr :
+			(const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (!inet_ntop(sa->sa_family, a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 /* The id named ID, if it belongs to F (ucma_get_ctx). */
 static struct ucma_ctx *ctx_get(struct ucma_file *f, uint32_t id)
 {
@@ -122,15 +134,11 @@ static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr)
 		/* cma_acquire_dev_by_src_ip: only addresses of RDMA devices */
 		ret = ucma_dev_by_addr(addr, &dev);
 		if (ret) {
-			if (uroce_debug_cm > 1) {
-				char a[INET6_ADDRSTRLEN] = "?";
+			char a[INET6_ADDRSTRLEN];
 
-				inet_ntop(addr->sa_family, addr->sa_family == AF_INET ?
-					  (const void *)&((const struct sockaddr_in *)addr)->sin_addr :
-					  (const void *)&((const struct sockaddr_in6 *)addr)->sin6_addr,
-					  a, sizeof(a));
-				fprintf(stderr, "uroce cm: %s is on no uroce device\n", a);
-			}
+			if (uroce_debug_cm > 1)
+				fprintf(stderr, "uroce cm: %s is on no uroce device\n",
+					addr_text(addr, a, sizeof(a)));
 			return ret;
 		}
 		ctx->dev = dev;
@@ -334,13 +342,11 @@ static int listen_ctx(struct ucma_ctx *ctx, uint32_t backlog)
 		return ret;
 	ctx->state = UCMA_LISTEN;
 	if (uroce_debug_cm) {
-		char a[INET6_ADDRSTRLEN] = "?";
+		char a[INET6_ADDRSTRLEN];
 		const struct sockaddr *sa = (const struct sockaddr *)&ctx->src;
 
-		inet_ntop(sa->sa_family, sa->sa_family == AF_INET ?
-			  (const void *)&((const struct sockaddr_in *)sa)->sin_addr :
-			  (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
-		fprintf(stderr, "uroce cm: listening on %s:%u\n", a, ucma_addr_port(sa));
+		fprintf(stderr, "uroce cm: listening on %s:%u\n", addr_text(sa, a, sizeof(a)),
+			ucma_addr_port(sa));
 	}
 	return 0;
 }
