@@ -204,14 +204,17 @@ static int link_del(int argc, char **argv)
 	/* The last device on a netdev takes the netdev's QPN table with it
 	 * (running programs keep their mapping until they close the device). */
 	struct uroce_dev_rec *left;
-	int n_left, shared = 0;
+	int n_left = -1, shared = 0;
 	if (uroce_reg_load_all(nsdir, &left, &n_left) == 0) {
 		for (int i = 0; i < n_left; i++)
 			shared |= !strcmp(left[i].netdev, rec.netdev);
 		free(left);
 	}
-	if (!shared)
+	if (!shared)  /* every user's QPN and QP1 member tables of the netdev */
 		uroce_qpn_files_remove(strrchr(nsdir, '/') + 1, rec.netdev);
+	/* ... and the last device of the namespace its rdma_cm port tables. */
+	if (n_left == 0)
+		uroce_cm_ports_files_remove(strrchr(nsdir, '/') + 1);
 	stats_dir_remove(nsdir, rec.name);
 	ret = uroce_cdev_remove(rec.uverbs);
 	sync_tree(nsdir);

@@ -331,14 +331,15 @@ static int ns_dead(const struct scan *sc, const char *nsid)
 	return end != nsid + 3 && *end == 0 && id && !idset_has(&sc->cookies, id);
 }
 
-/* /dev/shm/uroce-<nsid>-*: the QPN tables of namespace NSID ("ns-..."),
+/* /dev/shm/uroce-<nsid>[-.]*: the shared tables of namespace NSID ("ns-..."),
  * whichever registry made its devices.  NAME's namespace id, or "". */
 static void shm_nsid(const char *name, char *nsid, size_t len)
 {
 	const char *dash;
 
 	nsid[0] = 0;
-	if (strncmp(name, "uroce-ns-", 9) || !(dash = strchr(name + 9, '-')) ||
+	/* uroce-<nsid>-<netdev>.* (QPN, QP1 tables), uroce-<nsid>.* (CM ports) */
+	if (strncmp(name, "uroce-ns-", 9) || !(dash = strpbrk(name + 9, "-.")) ||
 	    (size_t)(dash - name - 6) >= len)
 		return;
 	memcpy(nsid, name + 6, dash - name - 6);

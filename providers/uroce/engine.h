@@ -236,6 +236,10 @@ void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 
 /* transport_udp.c */
 int uroce_udp_open(struct uroce_engine *eng);
+/* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY; the
+ * scope of a link-local IPv6 address is IFINDEX.  Pure: safe after fork. */
+socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
+			     int ifindex, struct sockaddr_storage *ss);
 void uroce_udp_close(struct uroce_engine *eng);
 /* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
 int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,

@@ -63,7 +63,7 @@ int uroce_owner_alive(uint64_t word)
 
 /* Open (creating) PATH, a file only we may write: refuse one that another
  * user made under our name in /dev/shm (root takes the name back). */
-static int open_own(const char *path)
+int uroce_shm_open_own(const char *path)
 {
 	struct stat st;
 	int fd;
@@ -101,7 +101,7 @@ struct uroce_qpn_table *uroce_qpn_open_file(const char *path, uint32_t nslots)
 	struct stat st;
 	int fd;
 
-	fd = open_own(path);
+	fd = uroce_shm_open_own(path);
 	if (fd < 0)
 		return NULL;
 	if (fstat(fd, &st) || (st.st_size < (off_t)len && ftruncate(fd, len))) {

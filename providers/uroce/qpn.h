@@ -21,6 +21,9 @@ struct uroce_qpn_table *uroce_qpn_open(const char *nsid, const char *netdev, uin
 void uroce_qpn_close(struct uroce_qpn_table *t);
 /* The same kind of table at PATH: the GSI member table (cm/gsi.c) is one. */
 struct uroce_qpn_table *uroce_qpn_open_file(const char *path, uint32_t nslots);
+/* Open (creating, mode 0600) a shared-memory file only this user may write;
+ * refuses one another user made under that name.  fd or -1 with errno. */
+int uroce_shm_open_own(const char *path);
 
 /* A free QPN now owned by this process, whose packets other processes
  * forward to FWD_PORT; 0 with errno when none is left. */

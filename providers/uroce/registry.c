@@ -303,23 +303,47 @@ void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev,
 	snprintf(buf, len, "/dev/shm/uroce-%s-%s.u%u.qpn3", nsid, netdev, (unsigned int)uid);
 }
 
-void uroce_qpn_files_remove(const char *nsid, const char *netdev)
+/* Remove every /dev/shm file whose name starts with PREFIX. */
+static void shm_files_remove(const char *prefix)
 {
-	char prefix[128];
 	struct dirent *e;
 	DIR *d = opendir("/dev/shm");
-	size_t len = (size_t)snprintf(prefix, sizeof(prefix), "uroce-%s-%s.", nsid, netdev);
+	size_t len = strlen(prefix);
 
-	if (!d || len >= sizeof(prefix)) {
-		if (d)
-			closedir(d);
+	if (!d)
 		return;
-	}
-	/* Every user's table (.u<UID>.qpn3), and an older build's (.qpn2). */
 	while ((e = readdir(d)))
 		if (!strncmp(e->d_name, prefix, len))
 			unlinkat(dirfd(d), e->d_name, 0);
 	closedir(d);
+}
+
+void uroce_gsi_members_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.u%u.gsi1", nsid, netdev, (unsigned int)uid);
+}
+
+void uroce_cm_ports_file(char *buf, size_t len, const char *nsid, uid_t uid)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s.u%u.cmport1", nsid, (unsigned int)uid);
+}
+
+/* Every user's QPN and QP1 member tables of NETDEV (.u<UID>.qpn3,
+ * .u<UID>.gsi1) and an older build's (.qpn2). */
+void uroce_qpn_files_remove(const char *nsid, const char *netdev)
+{
+	char prefix[128];
+
+	snprintf(prefix, sizeof(prefix), "uroce-%s-%s.", nsid, netdev);
+	shm_files_remove(prefix);
+}
+
+void uroce_cm_ports_files_remove(const char *nsid)
+{
+	char prefix[128];
+
+	snprintf(prefix, sizeof(prefix), "uroce-%s.", nsid);
+	shm_files_remove(prefix);
 }
 
 /* --- /dev/infiniband/uverbsN ------------------------------------------- */

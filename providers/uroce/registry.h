@@ -59,6 +59,11 @@ int uroce_reg_remove(const char *nsdir, const char *name);
  * in namespace NSID (qpn.c); removing every user's. */
 void uroce_qpn_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid);
 void uroce_qpn_files_remove(const char *nsid, const char *netdev);
+/* QP1's member table of NETDEV and the namespace's rdma_cm port table (cm/),
+ * per user as the QPN table; removing every user's port tables. */
+void uroce_gsi_members_file(char *buf, size_t len, const char *nsid, const char *netdev, uid_t uid);
+void uroce_cm_ports_file(char *buf, size_t len, const char *nsid, uid_t uid);
+void uroce_cm_ports_files_remove(const char *nsid);
 
 #define UROCE_CDEV_TARGET "/dev/null"
 

@@ -68,8 +68,8 @@ static int gid_family(const uint8_t *gid)
 	return memcmp(gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
 }
 
-static socklen_t make_sockaddr(int family, const uint8_t *ip16, uint16_t port,
-			       int ifindex, struct sockaddr_storage *ss)
+socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
+			     int ifindex, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (family == AF_INET) {
@@ -93,7 +93,7 @@ static socklen_t make_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = make_sockaddr(family, ip16, port, ifindex, &ss);
+	socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
 	int one = 1, fd;
 
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -297,7 +297,7 @@ int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroc
 		return -ENOENT;
 	memcpy(h.src_ip, rx->src_ip, 16);
 	memcpy(h.dst_ip, rx->dst_ip, 16);
-	msg.msg_namelen = make_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
+	msg.msg_namelen = uroce_udp_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
 					if_nametoindex(eng->netdev), &to);
 	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
@@ -363,7 +363,7 @@ int uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, int family,
 {
 	struct sockaddr_storage to;
 	int ifindex = if_nametoindex(eng->netdev);
-	socklen_t sl = make_sockaddr(family, peer, port, ifindex, &to);
+	socklen_t sl = uroce_udp_sockaddr(family, peer, port, ifindex, &to);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_CONN_BASE + qpn };
 	int fd;
 

@@ -47,8 +47,13 @@ cm_server() {
 	UROCE_CM_DEBUG=1 cm_run "$ns" "$@" >"$CM_SRV_LOG" 2>&1 &
 	CM_SRV_PID=$!
 	on_exit "kill $CM_SRV_PID"
-	# The event: the server's own words, or our CM's listening line.
-	until grep -Eq "$ready" "$CM_SRV_LOG"; do
+	# The event: the server's own words, our CM's listening line, or
+	# (READY_RE "tcp:PORT") its out-of-band TCP socket listening.
+	until if [ "${ready#tcp:}" != "$ready" ]; then
+		[ -n "$(ip netns exec "$ns" ss -Hltn "sport = :${ready#tcp:}")" ]
+	else
+		grep -Eq "$ready" "$CM_SRV_LOG"
+	fi; do
 		if ! kill -0 $CM_SRV_PID 2>/dev/null; then
 			cat "$CM_SRV_LOG" >&2
 			fail "server $* exited before listening"
@@ -66,18 +71,25 @@ cm_wait_server() {
 }
 
 # cm_pair NAME SRV_NS CLI_NS -- SERVER... -- CLIENT...: both must exit 0
-# and print no error; the client's output goes to $CM_CLI_LOG.
+# and print no error; the client's output goes to $CM_CLI_LOG.  The server
+# is ready when $CM_READY (default: our CM's listening line) is seen.
 cm_pair() {
 	local name=$1 sns=$2 cns=$3 rc=0 srv=() cli=()
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	cm_server "$sns" 'uroce cm: listening' "${srv[@]}"
+	cm_server "$sns" "${CM_READY:-uroce cm: listening}" "${srv[@]}"
 	CM_CLI_LOG=$(mktemp /tmp/i11cm-cli.XXXXXX)
 	on_exit "rm -f '$CM_CLI_LOG'"
 	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
-	cm_wait_server || rc=$((rc ? rc : $?))
+	if [ -n "${CM_SERVER_FOREVER:-}" ]; then
+		# A server that never ends by itself (cmtime): its client is done.
+		kill $(pgrep -P $CM_SRV_PID) 2>/dev/null || true
+		wait $CM_SRV_PID || true
+	else
+		cm_wait_server || rc=$((rc ? rc : $?))
+	fi
 	if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect|invalid' \
 		<(grep -v '^uroce cm' "$CM_SRV_LOG") "$CM_CLI_LOG"; then
 		echo "--- server"; cat "$CM_SRV_LOG"; echo "--- client"; cat "$CM_CLI_LOG"

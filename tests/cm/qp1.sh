@@ -11,7 +11,10 @@
 #     addresses (SO_REUSEPORT spreads them over both processes) all reach
 #     the listener, which answers each with a REP to our comm ID;
 #  4. that listener killed with SIGKILL: its port is taken back and the
-#     next REQ is answered REJ 8.
+#     next REQ is answered REJ 8;
+#  5. an rping traced with UROCE_PCAP: every CM MAD on the wire is a UD
+#     SEND from QP 1 (port 55410) to QP 1 with the GSI Q_Key, decodes and
+#     rebuilds byte for byte, and tshark decodes it as CM without warnings.
 # usage: qp1.sh CM_VECTORS
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
@@ -146,3 +149,33 @@ echo "REQ after the listener died: $a"
 [ "$(field "$a" attr)" = REJ ] && [ "$(field "$a" reason)" = 8 ] ||
 	fail "a dead listener's port is not answered REJ 8: $a"
 pass "a killed listener's port: REJ 8"
+
+# 5. the CM packets of a real connection, traced
+trdir=$(mktemp -d /tmp/i11cm-trace.XXXXXX)
+on_exit "rm -rf '$trdir'"
+PORT=$((42000 + RANDOM % 1000))
+srvlog=$trdir/srv.log
+UROCE_PCAP=$trdir/srv.pcap UROCE_CM_DEBUG=1 ip netns exec $NS timeout 60 "$UROCE" run \
+	rping -s -a 127.0.0.1 -p $PORT -C 3 -V >"$srvlog" 2>&1 &
+spid=$!
+for _ in $(seq 600); do
+	grep -q 'uroce cm: listening' "$srvlog" && break
+	kill -0 $spid 2>/dev/null || break
+	sleep 0.05
+done
+UROCE_PCAP=$trdir/cli.pcap ip netns exec $NS timeout 60 "$UROCE" run \
+	rping -c -a 127.0.0.1 -p $PORT -C 3 -V || { cat "$srvlog"; fail "rping -c failed"; }
+wait $spid || { cat "$srvlog"; fail "rping -s failed"; }
+for side in srv cli; do
+	out=$("$VEC" trace "$trdir/$side.pcap") || { echo "$out"; fail "$side trace: CM MADs do not rebuild"; }
+	echo "$side: ${out##*$'\n'}"
+	for a in REQ REP RTU DREQ DREP; do
+		echo "$out" | grep -q " $a=" || fail "$side trace has no $a"
+	done
+	if command -v tshark >/dev/null; then
+		cm=$(tshark -r "$trdir/$side.pcap" -Y "infiniband.mad.mgmtclass == 0x07" 2>/dev/null | wc -l)
+		bad=$(tshark -r "$trdir/$side.pcap" -Y "infiniband.mad.mgmtclass == 0x07 && (_ws.malformed || _ws.expert)" 2>/dev/null | wc -l)
+		[ "$cm" -ge 5 ] && [ "$bad" -eq 0 ] || fail "$side trace: tshark: $cm CM packets, $bad with warnings"
+	fi
+done
+pass "a traced rping: every CM MAD rebuilds byte for byte; tshark decodes them without warnings"

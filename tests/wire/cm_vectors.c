@@ -18,6 +18,8 @@
  *                            sidr_req, or a broken REQ (bad_class, short,
  *                            bad_qkey, rc_send)
  *   cm_vectors decode HEX    the CM MAD in a received UDP payload, one line
+ *   cm_vectors trace FILE    every CM MAD of a uroce trace (UROCE_PCAP) as
+ *                            for the rxe captures; prints the attributes seen
  *
  * Exit 0 pass, 1 fail, 77 skip.
  */
@@ -118,6 +120,8 @@ static void check_sidr(const char *file, const struct cm_msg *m, int idx)
 {
 	struct cm_cma_addrs a;
 
+	if (strcmp(file, "ud_send_bw_cm.pcap"))
+		return;
 	if (m->attr_id == CM_ATTR_SIDR_REQ) {
 		EXPECT(file, idx, "SIDR_REQ service_id", m->service_id, cm_service_id(CM_RDMA_PS_UDP, 18515));
 		EXPECT(file, idx, "SIDR_REQ pkey", m->pkey, 0xffff);
@@ -130,6 +134,42 @@ static void check_sidr(const char *file, const struct cm_msg *m, int idx)
 		EXPECT(file, idx, "SIDR_REP service_id", m->service_id, cm_service_id(CM_RDMA_PS_UDP, 18515));
 		if (!m->local_qpn)
 			FAIL("%s #%d: SIDR_REP without a QPN", file, idx);
+	}
+}
+
+/*
+ * uroce's own traces: the fields a Linux peer relies on, as rxe sends them
+ * (RDMA_CM.md §3): P_Key 0xffff, permissive LIDs, the GIDs and the CMA
+ * header naming the packet's own addresses and the service's port, hop
+ * limit 64, an rdma_cm service ID.
+ */
+static bool uroce_trace;
+
+static void check_linux_shape(const char *file, int idx, const struct cm_msg *m,
+			      const struct roce_net *net)
+{
+	struct cm_cma_addrs a;
+
+	if (!uroce_trace)
+		return;
+	if (m->attr_id == CM_ATTR_REQ) {
+		EXPECT(file, idx, "REQ pkey", m->pkey, 0xffff);
+		EXPECT(file, idx, "REQ local lid", m->primary.local_lid, CM_PERMISSIVE_LID);
+		EXPECT(file, idx, "REQ remote lid", m->primary.remote_lid, CM_PERMISSIVE_LID);
+		EXPECT(file, idx, "REQ hop limit", m->primary.hop_limit, 64);
+		if (memcmp(m->primary.local_gid, net->src, 16) || memcmp(m->primary.remote_gid, net->dst, 16))
+			FAIL("%s #%d: REQ GIDs are not the packet's addresses", file, idx);
+		if (!m->max_cm_retries || !m->path_mtu || m->path_mtu > 5)
+			FAIL("%s #%d: REQ max CM retries %u, path MTU %u", file, idx, m->max_cm_retries,
+			     m->path_mtu);
+	}
+	if (m->attr_id == CM_ATTR_REQ || m->attr_id == CM_ATTR_SIDR_REQ) {
+		if (cm_cma_hdr_unpack(m->private_data, &a))
+			FAIL("%s #%d: %s without a CMA header", file, idx, cm_attr_name(m->attr_id));
+		else if (memcmp(a.src, net->src, 16) || memcmp(a.dst, net->dst, 16))
+			FAIL("%s #%d: the CMA header's addresses are not the packet's", file, idx);
+		if (!cm_service_id_is_ip(m->service_id))
+			FAIL("%s #%d: service ID 0x%" PRIx64 " is not rdma_cm's", file, idx, m->service_id);
 	}
 }
 
@@ -173,6 +213,7 @@ static int rxe_file(const char *dir, const char *name)
 			attr_seen[m.attr_id]++;
 		check_rping(name, idx, &m);
 		check_sidr(name, &m, idx);
+		check_linux_shape(name, idx, &m, &net);
 		/* the MAD, then the whole frame around it, byte for byte */
 		r = cm_mad_build(&m, mad);
 		if (r != CM_MAD_OK || memcmp(mad, p.payload, CM_MAD_SIZE)) {
@@ -204,6 +245,26 @@ static int cmd_rxe(const char *dir)
 		if (!attr_seen[want[i]])
 			FAIL("no %s in the captures", cm_attr_name(want[i]));
 	printf("CM MADs in the rxe captures: %d, failures %d\n", a + b, failures);
+	return failures ? 1 : 0;
+}
+
+static int cmd_trace(char *path)
+{
+	char *slash = strrchr(path, '/');
+	int n;
+
+	if (!slash)
+		return 2;
+	*slash = 0;
+	uroce_trace = true;
+	n = rxe_file(path, slash + 1);
+	printf("CM MADs:");
+	for (int a = 0; a < 0x20; a++)
+		if (attr_seen[a])
+			printf(" %s=%u", cm_attr_name(a), attr_seen[a]);
+	printf("\n");
+	if (n <= 0)
+		FAIL("no CM MAD in %s/%s", path, slash + 1);
 	return failures ? 1 : 0;
 }
 
@@ -546,6 +607,8 @@ int main(int argc, char **argv)
 		return cmd_packet(argv + 2);
 	if (!strcmp(cmd, "decode") && argc > 2)
 		return cmd_decode(argv[2]);
+	if (!strcmp(cmd, "trace") && argc > 2)
+		return cmd_trace(argv[2]);
 	fprintf(stderr, "usage: cm_vectors rxe [DIR] | pcapgen FILE | corrupt | "
 		"packet KIND SRC DST SPORT SERVICE_PORT | decode HEX\n");
 	return 2;

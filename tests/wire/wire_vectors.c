@@ -9,7 +9,8 @@
  *                                     prints what tshark must decode
  *   wire_vectors pcapbound FILE BYTES size bound of the tracer
  *   wire_vectors pcapmt FILE          4 threads x 1000 packets into one trace
- *   wire_vectors seeds DIR            fuzzer seed corpus
+ *   wire_vectors seeds DIR            fuzzer seed corpus (frames, UDP payloads,
+ *                                     CM MADs)
  *
  * Exit 0 pass, 1 fail, 77 skip.
  */
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "cm_mad.h"
 #include "wire.h"
 
 #define MAX_FRAME 16384
@@ -549,7 +551,20 @@ static int cmd_seeds(const char *dir)
 			snprintf(name, sizeof(name), "udp_%s_v%d", o->name, fam ? 6 : 4);
 			write_file(dir, name, f + off, n - off);
 		}
-	printf("seeds: %d\n", 4 * m);
+	/* a MAD of every CM attribute (fuzz_parse also tries inputs as MADs) */
+	static const uint16_t attrs[] = { CM_ATTR_REQ, CM_ATTR_MRA, CM_ATTR_REJ, CM_ATTR_REP,
+					  CM_ATTR_RTU, CM_ATTR_DREQ, CM_ATTR_DREP,
+					  CM_ATTR_SIDR_REQ, CM_ATTR_SIDR_REP };
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		struct cm_msg cm = { .attr_id = attrs[i], .local_comm_id = 1, .remote_comm_id = 2,
+				     .private_data_len = 8, .private_data = "seed" };
+
+		if (cm_mad_build(&cm, f) != CM_MAD_OK)
+			FAIL("CM %s does not build", cm_attr_name(attrs[i]));
+		snprintf(name, sizeof(name), "mad_%s", cm_attr_name(attrs[i]));
+		write_file(dir, name, f, CM_MAD_SIZE);
+	}
+	printf("seeds: %d\n", 4 * m + (int)(sizeof(attrs) / sizeof(attrs[0])));
 	return failures != 0;
 }
 

@@ -84,11 +84,10 @@ static int ports_open(void)
 	}
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)))
 		return -ENODEV;
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s.cmport1", strrchr(nsdir, '/') + 1);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	uroce_cm_ports_file(path, sizeof(path), strrchr(nsdir, '/') + 1, geteuid());
+	fd = uroce_shm_open_own(path);  /* per user, as the QPN table (docs/security.md) */
 	if (fd < 0)
 		return -errno;
-	fchmod(fd, 0666); /* every user of the devices binds ports (as qpn.c) */
 	if (fstat(fd, &st) || (st.st_size < (off_t)len && ftruncate(fd, len))) {
 		close(fd);
 		return -EIO;

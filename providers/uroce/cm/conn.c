@@ -38,10 +38,35 @@ const char *cm_state_name(enum cm_state s)
 	return s < CM_STATE_COUNT ? state_names[s] : "?";
 }
 
+/* An established connection is published to the GSI's reaper, which sends
+ * its DREQ if this process dies without closing (the kernel's ucma_close
+ * does it for a killed process). */
+static void reaper_follow(struct ucma_ctx *ctx, enum cm_state s)
+{
+	struct cm_conn *c = &ctx->conn;
+
+	if (s == CM_ESTABLISHED && c->state != CM_ESTABLISHED && c->gsi && !c->reap_handle) {
+		struct uroce_gsi_conn_info ci = {
+			.local_comm_id = c->local_id,
+			.remote_comm_id = c->remote_id,
+			.remote_qpn = c->remote_qpn,
+		};
+
+		memcpy(ci.local_gid, c->lgid, 16);
+		memcpy(ci.remote_gid, c->rgid, 16);
+		if (uroce_gsi_conn_publish(c->gsi, &ci, &c->reap_handle))
+			c->reap_handle = 0;
+	} else if (s != CM_ESTABLISHED && c->reap_handle) {
+		uroce_gsi_conn_unpublish(c->gsi, c->reap_handle);
+		c->reap_handle = 0;
+	}
+}
+
 void cm_set_state(struct ucma_ctx *ctx, enum cm_state s)
 {
+	reaper_follow(ctx, s);
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: id %u comm %08x: %s -> %s\n", (int)getpid(), ctx->id,
+		fprintf(stderr, "uroce cm[%d %.6f]: id %u comm %08x: %s -> %s\n", (int)getpid(), uroce_cm_now_ns() / 1e9, ctx->id,
 			ctx->conn.local_id, cm_state_name(ctx->conn.state), cm_state_name(s));
 	ctx->conn.state = s;
 }
@@ -137,7 +162,7 @@ int cm_send(struct ucma_ctx *ctx, const struct cm_msg *m, bool retransmit, uint6
 		return -ENODEV;
 	ret = uroce_gsi_send(c->gsi, m, c->lgid, c->rgid);
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: id %u sends %s -> %d\n", (int)getpid(), ctx->id,
+		fprintf(stderr, "uroce cm[%d %.6f]: id %u sends %s -> %d\n", (int)getpid(), uroce_cm_now_ns() / 1e9, ctx->id,
 			cm_attr_name(m->attr_id), ret);
 	if (retransmit) {
 		c->last = *m;
@@ -264,7 +289,7 @@ void conn_fill_path(struct ucma_ctx *ctx, struct ib_user_path_rec *p)
 
 /* ---- the active side ------------------------------------------------------------ */
 
-static void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
+void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
 {
 	struct cm_cma_addrs a = {
 		.family = ctx->src.ss_family,
@@ -274,6 +299,25 @@ static void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf)
 	ucma_addr_to_gid((struct sockaddr *)&ctx->src, a.src);
 	ucma_addr_to_gid((struct sockaddr *)&ctx->dst, a.dst);
 	cm_cma_hdr_pack(buf, &a);
+}
+
+/* The active side's start (CONNECT, RC or UD): the device's GSI and a
+ * communication ID (also the SIDR request ID) that routes answers here. */
+int conn_begin_active(struct ucma_ctx *ctx)
+{
+	struct cm_conn *c = &ctx->conn;
+	int ret = conn_gsi(ctx);
+
+	if (ret)
+		return ret;
+	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
+	if (!c->local_id)
+		return -ENOMEM;
+	c->tid = c->local_id;
+	c->remote_id = 0;
+	c->service_id = cm_service_id(ctx->ps, ucma_addr_port((struct sockaddr *)&ctx->dst));
+	c->max_cm_retries = CMA_MAX_CM_RETRIES;
+	return 0;
 }
 
 /* CONNECT: a REQ (cma_connect_ib, cm_format_req). */
@@ -289,15 +333,9 @@ int conn_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 		return connect_sidr(ctx, p);
 	if (p->private_data_len > CM_REQ_USER_PRIVATE_DATA_MAX)
 		return -EINVAL;
-	ret = conn_gsi(ctx);
+	ret = conn_begin_active(ctx);
 	if (ret)
 		return ret;
-	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
-	if (!c->local_id)
-		return -ENOMEM;
-	c->tid = c->local_id;
-	c->remote_id = 0;
-	c->service_id = cm_service_id(ctx->ps, ucma_addr_port((struct sockaddr *)&ctx->dst));
 	c->local_qpn = p->qp_num;
 	c->rq_psn = random24();
 	c->resp_res = p->responder_resources;
@@ -305,7 +343,6 @@ int conn_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 	c->retry_cnt = p->retry_count & 7;
 	c->rnr_retry = p->rnr_retry_count & 7;
 	c->srq = p->srq;
-	c->max_cm_retries = CMA_MAX_CM_RETRIES;
 	c->ack_timeout = ctx->ack_timeout ? ctx->ack_timeout : cm_ack_timeout(CM_CA_ACK_DELAY, c->plt);
 
 	msg_init(ctx, &m, CM_ATTR_REQ);
@@ -507,7 +544,7 @@ void conn_destroy(struct ucma_ctx *ctx)
 		break;
 	}
 	cm_stop_timer(ctx);
-	c->state = CM_IDLE;
+	cm_set_state(ctx, CM_IDLE);
 	if (ctx->port_held)
 		uroce_gsi_port_release(ctx->port_handle);
 	ctx->port_held = false;

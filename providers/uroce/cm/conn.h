@@ -80,6 +80,7 @@ struct cm_conn {
 	uint64_t timeout_ns;
 	uint64_t deadline_ns;            /* 0: no timer */
 	bool pending_req;                /* CONNECT_REQUEST not yet taken */
+	uint32_t reap_handle;            /* published for the reaper while ESTABLISHED */
 };
 
 /* Start the CM (timer thread) once per process; 0 or -1 with errno. */

@@ -19,6 +19,10 @@ void cm_enter_timewait(struct ucma_ctx *ctx);
 /* REP_SENT -> ESTABLISHED (an RTU or the first data packet). */
 void cm_established(struct ucma_ctx *ctx);
 
+/* The active side's GSI, comm ID, TID and service ID (conn.c). */
+int conn_begin_active(struct ucma_ctx *ctx);
+/* The 36-byte CMA header of CTX's addresses into BUF. */
+void cma_hdr(struct ucma_ctx *ctx, uint8_t *buf);
 /* The GSI of CTX's device, taken once. */
 int conn_gsi(struct ucma_ctx *ctx);
 

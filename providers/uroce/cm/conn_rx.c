@@ -116,6 +116,40 @@ static void reply_rej(struct rx *r, uint16_t reason, uint8_t msg_rejected)
 	uroce_gsi_send(r->gsi, &rej, r->from->local_gid, r->from->remote_gid);
 }
 
+/* The id a REQ or SIDR_REQ from R makes under listener LIS (the kernel's
+ * cma_ib_new_conn_id / cma_ib_new_udp_id): our address the one it came
+ * to, the peer's from the CMA header A, a reference on the arrival
+ * device's GSI; NULL (nothing left behind) if any of it fails. */
+static struct ucma_ctx *child_new(struct rx *r, struct ucma_ctx *lis,
+				  const struct cm_cma_addrs *a, uint8_t qp_type)
+{
+	struct ucma_ctx *ctx = ucma_ctx_new(lis->file);
+
+	if (!ctx)
+		return NULL;
+	ctx->ps = lis->ps;
+	ctx->qp_type = qp_type;
+	ctx->state = UCMA_CONNECT;
+	ctx->tos = lis->tos;
+	ctx->tos_set = lis->tos_set;
+	ctx->ack_timeout = lis->ack_timeout;
+	ucma_gid_to_addr(a->dst, ucma_addr_port((struct sockaddr *)&lis->src), &ctx->src);
+	ucma_gid_to_addr(a->src, a->src_port, &ctx->dst);
+	memcpy(ctx->conn.lgid, r->from->local_gid, 16);
+	memcpy(ctx->conn.rgid, r->from->remote_gid, 16);
+	if (!ucma_dev_by_addr_gid(r->from->local_gid, &ctx->dev)) {
+		ctx->have_dev = true;
+		ctx->conn.gsi = uroce_gsi_get(uroce_gsi_devname(r->gsi), NULL, NULL);
+	}
+	if (!ctx->conn.gsi) {
+		ucma_ctx_free(ctx);
+		return NULL;
+	}
+	ctx->conn.tid = r->m->tid;
+	ctx->conn.service_id = r->m->service_id;
+	return ctx;
+}
+
 static void rx_req(struct rx *r)
 {
 	const struct cm_msg *m = r->m;
@@ -146,33 +180,17 @@ static void rx_req(struct rx *r)
 	 * (ucma_connect_event_handler returns -ENOMEM). */
 	if (lis->backlog <= 0)
 		return;
-	ctx = ucma_ctx_new(lis->file);
+	ctx = child_new(r, lis, &a, IBV_QPT_RC);
 	if (!ctx)
 		return;
-	ctx->ps = lis->ps;
-	ctx->qp_type = IBV_QPT_RC;
-	ctx->state = UCMA_CONNECT;
-	if (ucma_dev_by_addr_gid(r->from->local_gid, &ctx->dev)) {
-		ucma_ctx_free(ctx);
-		return;
-	}
-	ctx->have_dev = true;
-	ucma_gid_to_addr(a.dst, ucma_addr_port((struct sockaddr *)&lis->src), &ctx->src);
-	ucma_gid_to_addr(a.src, a.src_port, &ctx->dst);
-	ctx->tos = lis->tos;
-	ctx->tos_set = lis->tos_set;
-	ctx->ack_timeout = lis->ack_timeout;
 	c = &ctx->conn;
-	c->gsi = uroce_gsi_get(uroce_gsi_devname(r->gsi), NULL, NULL);
-	c->local_id = c->gsi ? uroce_gsi_comm_id_alloc(c->gsi) : 0;
+	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
 	if (!c->local_id) {
 		ucma_ctx_free(ctx);
 		return;
 	}
-	c->tid = m->tid;
 	c->remote_id = m->local_comm_id;
 	c->remote_guid = m->local_ca_guid;
-	c->service_id = m->service_id;
 	c->remote_qpn = m->local_qpn;
 	c->sq_psn = m->starting_psn;
 	c->rq_psn = 0;
@@ -193,8 +211,6 @@ static void rx_req(struct rx *r)
 	c->hop_limit = m->primary.hop_limit;
 	c->flow_label = m->primary.flow_label;
 	c->tclass = m->primary.traffic_class;
-	memcpy(c->lgid, r->from->local_gid, 16);
-	memcpy(c->rgid, r->from->remote_gid, 16);
 	cm_set_state(ctx, CM_REQ_RCVD);
 
 	/* CONNECT_REQUEST on the listener, naming the new id; the user data
@@ -407,30 +423,11 @@ static void rx_sidr_req(struct rx *r)
 	}
 	if (lis->backlog <= 0)
 		return;
-	ctx = ucma_ctx_new(lis->file);
+	ctx = child_new(r, lis, &a, IBV_QPT_UD);
 	if (!ctx)
 		return;
-	ctx->ps = lis->ps;
-	ctx->qp_type = IBV_QPT_UD;
-	ctx->state = UCMA_CONNECT;
-	if (ucma_dev_by_addr_gid(r->from->local_gid, &ctx->dev)) {
-		ucma_ctx_free(ctx);
-		return;
-	}
-	ctx->have_dev = true;
-	ucma_gid_to_addr(a.dst, ucma_addr_port((struct sockaddr *)&lis->src), &ctx->src);
-	ucma_gid_to_addr(a.src, a.src_port, &ctx->dst);
 	c = &ctx->conn;
-	c->gsi = uroce_gsi_get(uroce_gsi_devname(r->gsi), NULL, NULL);
-	if (!c->gsi) {
-		ucma_ctx_free(ctx);
-		return;
-	}
-	c->tid = m->tid;
 	c->remote_id = m->request_id;
-	c->service_id = m->service_id;
-	memcpy(c->lgid, r->from->local_gid, 16);
-	memcpy(c->rgid, r->from->remote_gid, 16);
 	cm_set_state(ctx, CM_SIDR_REQ_RCVD);
 	ev = ucma_event_queue(lis, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 	if (!ev) {
@@ -499,7 +496,7 @@ void conn_rx(void *arg, struct uroce_gsi *gsi, const struct uroce_gsi_peer *from
 	struct rx r = { .gsi = gsi, .from = from, .m = m };
 
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: rx %s comm %08x -> %08x\n", (int)getpid(),
+		fprintf(stderr, "uroce cm[%d %.6f]: rx %s comm %08x -> %08x\n", (int)getpid(), uroce_cm_now_ns() / 1e9,
 			cm_attr_name(m->attr_id), m->local_comm_id, m->remote_comm_id);
 	pthread_mutex_lock(&ucma_lock);
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)

@@ -25,29 +25,20 @@ int connect_sidr(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 {
 	struct cm_conn *c = &ctx->conn;
 	struct cm_msg m;
-	struct cm_cma_addrs a = { .family = ctx->src.ss_family,
-				  .src_port = ucma_addr_port((struct sockaddr *)&ctx->src) };
 	int ret;
 
 	if (p->private_data_len > CM_SIDR_REQ_USER_PRIVATE_DATA_MAX)
 		return -EINVAL;
-	ret = conn_gsi(ctx);
+	ret = conn_begin_active(ctx);
 	if (ret)
 		return ret;
-	c->local_id = uroce_gsi_comm_id_alloc(c->gsi);
-	if (!c->local_id)
-		return -ENOMEM;
-	c->tid = c->local_id;
-	c->max_cm_retries = 15;
 	memset(&m, 0, sizeof(m));
 	m.attr_id = CM_ATTR_SIDR_REQ;
 	m.tid = c->tid;
 	m.request_id = c->local_id;
 	m.pkey = 0xffff;
-	m.service_id = cm_service_id(ctx->ps, ucma_addr_port((struct sockaddr *)&ctx->dst));
-	ucma_addr_to_gid((struct sockaddr *)&ctx->src, a.src);
-	ucma_addr_to_gid((struct sockaddr *)&ctx->dst, a.dst);
-	cm_cma_hdr_pack(m.private_data, &a);
+	m.service_id = c->service_id;
+	cma_hdr(ctx, m.private_data);
 	memcpy(m.private_data + CM_CMA_HDR_SIZE, p->private_data, p->private_data_len);
 	m.private_data_len = CM_CMA_HDR_SIZE + p->private_data_len;
 	ctx->state = UCMA_CONNECT;

@@ -52,7 +52,7 @@ int uroce_gsi_attach(struct uroce_engine *eng)
 
 	if (!g)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/dev/shm/uroce-%s-%s.gsi1", eng->nsid, eng->netdev);
+	uroce_gsi_members_file(path, sizeof(path), eng->nsid, eng->netdev, geteuid());
 	g->members = uroce_qpn_open_file(path, MEMBER_SLOTS);
 	if (g->members)
 		g->slot = uroce_qpn_alloc(g->members, eng->fwd_port);
@@ -116,6 +116,11 @@ const char *uroce_gsi_devname(const struct uroce_gsi *gsi)
 	return gsi->eng->devname;
 }
 
+const char *uroce_gsi_netdev(const struct uroce_gsi *gsi)
+{
+	return gsi->eng->netdev;
+}
+
 uint32_t uroce_gsi_comm_id_alloc(struct uroce_gsi *gsi)
 {
 	uint32_t low;
@@ -145,6 +150,7 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	uint8_t mad[CM_MAD_SIZE];
 	struct iovec iov = { mad, sizeof(mad) };
 	struct uroce_av av = { 0 };
+	struct sockaddr_storage ss;
 	struct roce_pkt p = {
 		.opcode = CM_GSI_OPCODE,
 		.pkey = CM_GSI_PKEY,
@@ -162,21 +168,11 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	memcpy(av.sgid.raw, local_gid, 16);
 	memcpy(av.dgid.raw, remote_gid, 16);
 	av.hop_limit = 64;
-	if (!memcmp(local_gid, v4_prefix, 12)) {
-		if (memcmp(remote_gid, v4_prefix, 12))
-			return -EAFNOSUPPORT;
-		av.family = AF_INET;
-		av.dst.in4.sin_family = AF_INET;
-		av.dst.in4.sin_port = htons(ROCE_UDP_PORT);
-		memcpy(&av.dst.in4.sin_addr, remote_gid + 12, 4);
-	} else {
-		av.family = AF_INET6;
-		av.dst.in6.sin6_family = AF_INET6;
-		av.dst.in6.sin6_port = htons(ROCE_UDP_PORT);
-		memcpy(&av.dst.in6.sin6_addr, remote_gid, 16);
-		if (IN6_IS_ADDR_LINKLOCAL(&av.dst.in6.sin6_addr))
-			av.dst.in6.sin6_scope_id = if_nametoindex(eng->netdev);
-	}
+	av.family = memcmp(local_gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
+	if ((av.family == AF_INET) != !memcmp(remote_gid, v4_prefix, 12))
+		return -EAFNOSUPPORT;
+	uroce_udp_sockaddr(av.family, remote_gid, ROCE_UDP_PORT, if_nametoindex(eng->netdev), &ss);
+	memcpy(&av.dst, &ss, sizeof(av.dst));
 	p.psn = atomic_fetch_add(&gsi->psn, 1) & ROCE_PSN_MASK;
 	ret = uroce_pkt_send(eng, &av, CM_GSI_UDP_SPORT, &p, &iov, 1);
 	/* rxe's port may be held by another user's process (SO_REUSEPORT

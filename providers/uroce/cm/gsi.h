@@ -52,6 +52,7 @@ typedef void (*uroce_gsi_rx_fn)(void *arg, struct uroce_gsi *gsi,
 struct uroce_gsi *uroce_gsi_get(const char *devname, uroce_gsi_rx_fn fn, void *arg);
 void uroce_gsi_put(struct uroce_gsi *gsi);
 const char *uroce_gsi_devname(const struct uroce_gsi *gsi);
+const char *uroce_gsi_netdev(const struct uroce_gsi *gsi);
 
 /* Send M as a UD SEND_ONLY from QP 1 at LOCAL_GID (one of the device's
  * addresses; UDP source port CM_GSI_UDP_SPORT) to REMOTE_GID:4791, QP 1,
@@ -91,5 +92,28 @@ int uroce_gsi_port_bind(uint16_t ps, const uint8_t ip[16], uint16_t *port, bool 
 int uroce_gsi_port_listen(uint32_t handle);
 int uroce_gsi_port_release(uint32_t handle);
 int uroce_gsi_port_lookup_listener(uint16_t ps, const uint8_t ip[16], uint16_t port);
+
+/*
+ * Connections that must not outlive the process silently.  The kernel
+ * sends a DREQ for every established connection when a process's rdma_cm
+ * file is closed, also when it is killed (ucma_close).  A process cannot
+ * do that after SIGKILL, so its established connections are published
+ * here, with their DREQ built in advance, and a small reaper process
+ * (forked at the first publish, holding nothing of the application) waits
+ * for the process to end and sends those DREQs.  Publish when a
+ * connection becomes ESTABLISHED; unpublish when it leaves that state or
+ * is destroyed.  0 / -errno (-ENOSPC: more than 1024 at once; the
+ * connection works, it is just not reaped).
+ */
+struct uroce_gsi_conn_info {
+	uint32_t local_comm_id;
+	uint32_t remote_comm_id;
+	uint32_t remote_qpn;
+	uint8_t local_gid[16];      /* the device's address of the connection */
+	uint8_t remote_gid[16];
+};
+int uroce_gsi_conn_publish(struct uroce_gsi *gsi, const struct uroce_gsi_conn_info *c,
+			   uint32_t *handle);
+void uroce_gsi_conn_unpublish(struct uroce_gsi *gsi, uint32_t handle);
 
 #endif

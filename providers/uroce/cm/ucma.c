@@ -138,7 +138,7 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 	if (eventfd_write(f->fd, 1) < 0)
 		(void)0;
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: event %u status %d on id %u\n", (int)getpid(),
+		fprintf(stderr, "uroce cm[%d %.6f]: event %u status %d on id %u\n", (int)getpid(), uroce_cm_now_ns() / 1e9,
 			event, status, ctx->id);
 	return ev;
 }
@@ -262,7 +262,7 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 	ret = c->fn(f, in.bytes, hdr.out);
 	conn_flush_puts();
 	if (uroce_debug_cm > 1)
-		fprintf(stderr, "uroce cm[%d]: %s -> %d\n", (int)getpid(), c->name, ret);
+		fprintf(stderr, "uroce cm[%d %.6f]: %s -> %d\n", (int)getpid(), uroce_cm_now_ns() / 1e9, c->name, ret);
 	if (ret < 0) {
 		errno = -ret;
 		return -1;

@@ -117,6 +117,7 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 /* Block (without the lock) until FILE has an event; 0 or -errno. */
 int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out);
 struct ucma_file *ucma_file_find(int fd);
+uint64_t uroce_cm_now_ns(void);
 int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to);
 void ucma_for_each_ctx(void (*fn)(struct ucma_ctx *ctx, void *arg), void *arg);
 

@@ -26,6 +26,18 @@ void ucma_respond(uint64_t response, const void *resp, size_t len)
 	memcpy((void *)(uintptr_t)response, resp, len);
 }
 
+/* SA's address as text, for the debug lines. */
+static const char *addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const void *a = sa->sa_family == AF_INET ?
+			(const void *)&((const struct sockaddr_in *)sa)->sin_addr :
+			(const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (!inet_ntop(sa->sa_family, a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 /* The id named ID, if it belongs to F (ucma_get_ctx). */
 static struct ucma_ctx *ctx_get(struct ucma_file *f, uint32_t id)
 {
@@ -121,8 +133,14 @@ static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr)
 	if (!ucma_addr_any(addr)) {
 		/* cma_acquire_dev_by_src_ip: only addresses of RDMA devices */
 		ret = ucma_dev_by_addr(addr, &dev);
-		if (ret)
+		if (ret) {
+			char a[INET6_ADDRSTRLEN];
+
+			if (uroce_debug_cm > 1)
+				fprintf(stderr, "uroce cm: %s is on no uroce device\n",
+					addr_text(addr, a, sizeof(a)));
 			return ret;
+		}
 		ctx->dev = dev;
 		ctx->have_dev = true;
 	}
@@ -156,6 +174,21 @@ static int cmd_bind(struct ucma_file *f, void *in, uint16_t out_len)
 	return WITH_CTX(f, cmd->id, ctx, bind_addr(ctx, (struct sockaddr *)&cmd->addr));
 }
 
+static void mcast_refused(void)
+{
+	static int said;
+
+	if (!said++)
+		fprintf(stderr, "uroce: rdma_join_multicast: the device offers no UD multicast (EOPNOTSUPP)\n");
+}
+
+static bool addr_multicast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 /* RESOLVE_IP: pick the source (bound address, given one, or the route's),
  * which must be a uroce device's; ADDR_RESOLVED or ADDR_ERROR follows. */
 static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const struct sockaddr *dst)
@@ -180,6 +213,12 @@ static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const st
 	}
 	memset(&ctx->dst, 0, sizeof(ctx->dst));
 	memcpy(&ctx->dst, dst, ucma_addr_len(dst));
+	if (addr_multicast(dst)) {
+		/* the first step of a join (mckey): refused as the join is */
+		mcast_refused();
+		ucma_event_queue(ctx, RDMA_CM_EVENT_ADDR_ERROR, -EOPNOTSUPP);
+		return 0;
+	}
 	if (!ctx->have_dev) {
 		uint16_t port = ucma_addr_port((struct sockaddr *)&ctx->src);
 
@@ -303,13 +342,11 @@ static int listen_ctx(struct ucma_ctx *ctx, uint32_t backlog)
 		return ret;
 	ctx->state = UCMA_LISTEN;
 	if (uroce_debug_cm) {
-		char a[INET6_ADDRSTRLEN] = "?";
+		char a[INET6_ADDRSTRLEN];
 		const struct sockaddr *sa = (const struct sockaddr *)&ctx->src;
 
-		inet_ntop(sa->sa_family, sa->sa_family == AF_INET ?
-			  (const void *)&((const struct sockaddr_in *)sa)->sin_addr :
-			  (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
-		fprintf(stderr, "uroce cm: listening on %s:%u\n", a, ucma_addr_port(sa));
+		fprintf(stderr, "uroce cm: listening on %s:%u\n", addr_text(sa, a, sizeof(a)),
+			ucma_addr_port(sa));
 	}
 	return 0;
 }
@@ -457,14 +494,6 @@ static int cmd_notify(struct ucma_file *f, void *in, uint16_t out_len)
 	if (cmd->event != IBV_EVENT_COMM_EST)
 		return WITH_CTX(f, cmd->id, ctx, 0);
 	return WITH_CTX(f, cmd->id, ctx, conn_notify_established(ctx));
-}
-
-static void mcast_refused(void)
-{
-	static int said;
-
-	if (!said++)
-		fprintf(stderr, "uroce: rdma_join_multicast: the device offers no UD multicast (EOPNOTSUPP)\n");
 }
 
 static int cmd_join(struct ucma_file *f, void *in, uint16_t out_len)
