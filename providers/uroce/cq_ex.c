@@ -124,7 +124,8 @@ struct ibv_cq_ex *uroce_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	/* SINGLE_THREADED is a hint: the lock is cheap enough to keep. */
 	cq->wc_flags = attr->wc_flags;
-	verbs_init_cq(&cq->vcq.cq, context, attr->channel, attr->cq_context);
+	/* libibverbs' ibv_create_cq_ex runs verbs_init_cq on what we return
+	 * (context, channel and its CQ count, cq_context): not here too. */
 	ex = &cq->vcq.cq_ex;
 	ex->start_poll = start_poll;
 	ex->next_poll = next_poll;

@@ -40,9 +40,14 @@ ip netns exec $NS timeout 120 "$UROCE" run ibv_rc_pingpong -d mu0 -g $G -p $port
 srv=$!
 stop_at_exit $srv
 wait_listen $port $srv 60 $NS || { cat "$srvlog"; fail "root's server did not start"; }
-shm=$(ls /dev/shm | grep "^uroce-$nsid-" || true)
-[ "$shm" = "uroce-$nsid-lo.u0.qpn3" ] || fail "root's QPN table is not the only /dev/shm file: $shm"
-[ "$(stat -c %a /dev/shm/$shm)" = 600 ] || fail "root's QPN table has mode $(stat -c %a /dev/shm/$shm)"
+# root's shared tables of this namespace (QPN table, QP1 members, CM ports):
+# each one root's own (.u0.), mode 0600.
+shm=$(ls /dev/shm | grep "^uroce-$nsid[-.]" || true)
+echo "$shm" | grep -qx "uroce-$nsid-lo.u0.qpn3" || fail "root has no QPN table of its own: $shm"
+for f in $shm; do
+	case $f in *.u0.*) ;; *) fail "/dev/shm/$f is not a per-user file of root's" ;; esac
+	[ "$(stat -c %a /dev/shm/$f)" = 600 ] || fail "/dev/shm/$f has mode $(stat -c %a /dev/shm/$f)"
+done
 ls "$nsdir/stats/mu0" | grep -q '^retired\.0$' || fail "no retired.0 after root's pingpong"
 
 # nobody, with a runtime directory of its own that goes at exit.
@@ -57,14 +62,14 @@ as_nobody() {
 # 1. Every file of the registry and every /dev/shm file of this namespace:
 # nobody can open none of them for writing, nor rename any; it may add
 # files only to the counter directories of the devices it may use.
-out=$(as_nobody timeout 60 $PY - "$UROCE_RUNDIR" /dev/shm "uroce-$nsid-" <<'PYEOF'
+out=$(as_nobody timeout 60 $PY - "$UROCE_RUNDIR" /dev/shm "uroce-$nsid" <<'PYEOF'
 import os, sys
 rundir, shm, prefix = sys.argv[1:]
 files, dirs = [], [rundir]
 for root, ds, fs in os.walk(rundir):
     dirs += [os.path.join(root, d) for d in ds]
     files += [os.path.join(root, f) for f in fs]
-files += [os.path.join(shm, f) for f in os.listdir(shm) if f.startswith(prefix)]
+files += [os.path.join(shm, f) for f in os.listdir(shm) if f.startswith((prefix + "-", prefix + "."))]
 bad = []
 for f in files:
     try:
