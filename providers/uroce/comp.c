@@ -335,9 +335,13 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	/* Responses to PSNs we never sent are stale or forged, and so are
-	 * responses to PSNs already acknowledged (una only moves forward, and
-	 * nothing behind it waits for a response): drop them, counted. */
-	if (psn_diff(pkt->psn, qe->cur_psn) >= 0 || psn_diff(pkt->psn, qe->una_psn) < 0) {
+	 * responses to PSNs already acknowledged: drop them, counted.  Not
+	 * READ responses while requests are outstanding: an ACK or NAK for a
+	 * later request moves una past the PSNs of a READ whose responses
+	 * are still missing (ack_through), and those must still be taken. */
+	if (psn_diff(pkt->psn, qe->cur_psn) >= 0 ||
+	    (psn_diff(pkt->psn, qe->una_psn) < 0 &&
+	     (pkt->kind != ROCE_K_READ_RESP || qe->una_psn == qe->cur_psn))) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}

@@ -168,7 +168,7 @@ perf() {
 	summary[$name]="$res $((SECONDS - t0))s $(tr '\n' ' ' <<<"$counters")"
 }
 
-PAIR_TIMEOUT=${PERF_TIMEOUT:-120}
+PAIR_TIMEOUT=${PERF_TIMEOUT:-180}
 # perftest's bandwidth tests under 5% loss (RC, 64 KiB messages).
 if want perftest; then
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
@@ -181,7 +181,7 @@ fi
 if want rdatomic; then
 	for imp in "loss 5" "loss 20" "loss 5 dup 5 corrupt 1"; do
 		for t in ib_atomic_bw ib_read_bw; do
-			perf "$t/${imp// /}" "$imp" -- $t -F -n 1000
+			perf "$t/n1000/${imp// /}" "$imp" -- $t -F -n 1000
 		done
 	done
 fi
