@@ -224,14 +224,19 @@ static void scan_mounts(struct scan *sc, const char *pid, struct idset *mntns)
 	fclose(f);
 }
 
-/* Open fds of PID that are network namespaces. */
-static void scan_fds(struct scan *sc, const char *pid)
+/* Each entry of /proc/PID/SUB ("fd", "task"): what the link at
+ * /proc/PID/SUB/ENTRY/LEAF (LEAF "" for the entry itself) names, if it is a
+ * network namespace, is noted.  A link root may not read (a
+ * ptrace-protected process) is left to OPAQUE, which is told its entry's
+ * directory; without OPAQUE the process's remaining entries are skipped. */
+static void scan_links(struct scan *sc, const char *pid, const char *sub, const char *leaf,
+		       void (*opaque)(struct scan *sc, const char *entry))
 {
 	char dir[300], path[PATH_MAX + 300], target[64];
 	struct dirent *e;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	snprintf(dir, sizeof(dir), "/proc/%s/%s", pid, sub);
 	d = opendir(dir);
 	if (!d) {
 		if (errno != ENOENT && errno != ESRCH)
@@ -243,10 +248,15 @@ static void scan_fds(struct scan *sc, const char *pid)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s%s", dir, e->d_name, leaf);
 		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0 && errno == EACCES)
-			break; /* a process root may not inspect: see docs/design.md */
+		if (n < 0 && errno == EACCES) {
+			if (!opaque)
+				break; /* its fds: see docs/design.md */
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			opaque(sc, path);
+			continue;
+		}
 		if (n <= 0)
 			continue;
 		target[n] = 0;
@@ -256,37 +266,19 @@ static void scan_fds(struct scan *sc, const char *pid)
 	closedir(d);
 }
 
-/* Every thread's namespace (threads may be in different ones). */
-static void scan_tasks(struct scan *sc, const char *pid)
+/* A thread root may not inspect (ptrace-protected): its namespace, known
+ * by its fingerprint, must be one we entered (checked after the scan). */
+static void opaque_thread(struct scan *sc, const char *taskdir)
 {
-	char dir[300], path[PATH_MAX + 300], target[64];
-	struct dirent *e;
-	DIR *d;
+	char path[PATH_MAX + 8];
+	uint64_t fp;
 
-	snprintf(dir, sizeof(dir), "/proc/%s/task", pid);
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((e = readdir(d)) && !sc->err) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/ns/net", dir, e->d_name);
-		if (readlink(path, target, sizeof(target)) < 0 && errno == EACCES) {
-			/* Root may not inspect it (ptrace-protected): its
-			 * namespace must be one we entered (checked at the end). */
-			uint64_t fp;
-
-			snprintf(path, sizeof(path), "%s/%s/net", dir, e->d_name);
-			fp = fingerprint(path);
-			if (!fp)
-				no_proof(sc, path, EACCES);
-			else if (idset_add(&sc->opaque, fp))
-				sc->err = ENOMEM;
-			continue;
-		}
-		note_ns(sc, path);
-	}
-	closedir(d);
+	snprintf(path, sizeof(path), "%s/net", taskdir);
+	fp = fingerprint(path);
+	if (!fp)
+		no_proof(sc, path, EACCES);
+	else if (idset_add(&sc->opaque, fp))
+		sc->err = ENOMEM;
 }
 
 /* One pass over every process: tasks, then mounts, then fds. */
@@ -303,9 +295,10 @@ static void scan_once(struct scan *sc)
 	while ((e = readdir(d)) && !sc->err) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		scan_tasks(sc, e->d_name);
+		/* Every thread's namespace (threads may be in different ones). */
+		scan_links(sc, e->d_name, "task", "/ns/net", opaque_thread);
 		scan_mounts(sc, e->d_name, &mntns);
-		scan_fds(sc, e->d_name);
+		scan_links(sc, e->d_name, "fd", "", NULL);
 	}
 	closedir(d);
 	free(mntns.v);

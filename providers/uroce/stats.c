@@ -223,6 +223,20 @@ static bool is_record(const char *name)
 	return name[0] >= '0' && name[0] <= '9';
 }
 
+/* A stream of DIRFD's entries from the start, DIRFD left open; NULL on
+ * failure. */
+static DIR *entries(int dirfd)
+{
+	int dfd = dup(dirfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d && dfd >= 0)
+		close(dfd);
+	if (d)
+		rewinddir(d); /* the dup shares DIRFD's position */
+	return d;
+}
+
 /* Fold the records of dead writers in DIRFD (locked) into our retired
  * file: those we may remove (ours; any, for root: the directory is
  * sticky).  A record is removed before it is added, so a crash in between
@@ -231,15 +245,11 @@ static void fold_dead(int dirfd, const char *dev)
 {
 	struct uroce_stats_shm r;
 	struct dirent *e;
-	int mine = -1, dfd = dup(dirfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	int mine = -1;
+	DIR *d = entries(dirfd);
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return;
-	}
-	rewinddir(d); /* the dup shares DIRFD's position */
 	while ((e = readdir(d))) {
 		struct uroce_stats_shm *m;
 		struct stat st;
@@ -272,16 +282,11 @@ static void sum_all(int dirfd, const char *dev, uint64_t total[UROCE_STAT_COUNT]
 {
 	struct uroce_stats_shm r;
 	struct dirent *e;
-	int dfd = dup(dirfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = entries(dirfd);
 
 	memset(total, 0, UROCE_STAT_COUNT * sizeof(total[0]));
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d)
 		return;
-	}
-	rewinddir(d); /* the dup shares DIRFD's position */
 	while ((e = readdir(d))) {
 		struct uroce_stats_shm *m;
 		size_t len;
