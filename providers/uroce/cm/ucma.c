@@ -288,6 +288,7 @@ static void ucma_close(int fd)
 	}
 	pthread_mutex_unlock(&ucma_lock);
 	free(f);
+	conn_flush_puts();
 }
 
 static const struct uroce_ucma_ops ops = {
