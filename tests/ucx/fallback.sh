@@ -25,6 +25,7 @@ for tl in rc_mlx5 dc_mlx5 ud_mlx5; do
 done
 export UCX_NET_DEVICES=$UDEV:1
 UCX_TLS=rc_x,ud_x,self perf_refused lo $NS_LO "Destination is unreachable" -- -t tag_lat -n 10
-UCX_TLS=rc_verbs,ud_verbs,self UCX_IB_REG_METHODS=odp \
-	perf_refused lo $NS_LO "Destination is unreachable" -- -t tag_lat -n 10
+# UCX_IB_REG_METHODS=odp is no refusal any more (uroce offers implicit ODP,
+# docs/verbs_ext.md); it is left out here until a crash seen at UCX's exit
+# with it (uct_ib_md_close) is understood (docs/ucx.md).
 UCX_TLS=rc,ud,self perf lo $NS_LO $NS_LO 127.0.0.1 100 -- -t tag_lat -n 200 -w 10
