@@ -440,9 +440,9 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 	if (was_err)
 		return;
 	/* IBTA 11.6.3.1: the owner learns why the QP stopped. */
-	uroce_async_event(qp->ctx, ev, (uintptr_t)&qp->vqp.qp);
+	uroce_qp_async_event(qp, ev);
 	if (qp->srq)
-		uroce_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, (uintptr_t)&qp->vqp.qp);
+		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
 void uroce_qp_to_error(struct uroce_qp *qp)
@@ -459,7 +459,7 @@ void uroce_check_drained(struct uroce_qp *qp)
 	    (qe->sq_next == qp->sq.cons ||
 	     ((struct uroce_send_wqe *)ring_slot(&qp->sq, qp->sq.cons))->state == UROCE_WQE_POSTED)) {
 		qe->drained_sent = true;
-		uroce_async_event(qp->ctx, IBV_EVENT_SQ_DRAINED, (uintptr_t)&qp->vqp.qp);
+		uroce_qp_async_event(qp, IBV_EVENT_SQ_DRAINED);
 	}
 }
 
@@ -607,8 +607,7 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	case IBV_QPS_ERR:
 		flush_queues(qp);
 		if (qp->srq && old_state != IBV_QPS_ERR)
-			uroce_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED,
-					  (uintptr_t)&qp->vqp.qp);
+			uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 		break;
 	default:
 		break;

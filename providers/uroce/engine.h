@@ -228,6 +228,9 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
  * the owner with asynchronous event EV (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR). */
 void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev);
 void uroce_qp_to_error(struct uroce_qp *qp);
+/* An asynchronous event about QP (IBTA 11.6.3), counted so that the QP
+ * outlives it until the application acknowledges it (qp.c). */
+void uroce_qp_async_event(struct uroce_qp *qp, enum ibv_event_type type);
 /* SQD: report SQ_DRAINED once nothing is outstanding. */
 void uroce_check_drained(struct uroce_qp *qp);
 /* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */

@@ -509,7 +509,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	 * connection. */
 	if (qp->state == IBV_QPS_RTR && !qe->comm_est_sent && type != IBV_QPT_UD) {
 		qe->comm_est_sent = true;
-		uroce_async_event(qp->ctx, IBV_EVENT_COMM_EST, (uintptr_t)&qp->vqp.qp);
+		uroce_qp_async_event(qp, IBV_EVENT_COMM_EST);
 	}
 	if (pkt->transport != uroce_pkt_transport(type)) {
 		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);

@@ -51,6 +51,7 @@ struct uroce_context {
 	uint32_t next_pdn;
 	struct uroce_engine *engine;  /* protocol engine, started by the first QP */
 	struct uroce_monitor *monitor; /* netdev/registry watcher (events.h) */
+	struct uroce_qp *zombie_qps;  /* destroyed QPs an unacked event still names (qp.c) */
 };
 
 struct uroce_pd {

@@ -5,8 +5,8 @@
 #
 #   tests/releases/enter.sh ROOT SRC -- CMD [ARGS...]
 #
-# ROOT "/" means the host itself: only the private tmpfs mounts, no chroot,
-# and SRC keeps its path.
+# ROOT "/" means the host itself: only the private tmpfs mounts (not /tmp,
+# where the checkout itself may live), no chroot, and SRC keeps its path.
 # Mounted inside ROOT: /proc, the host's /dev (for /dev/null, /dev/urandom),
 # private tmpfs on /run (hence /run/uroce), /tmp, /dev/shm and /dev/infiniband,
 # and SRC (the uroce source tree) at /src.  lo is up in the new network
@@ -22,9 +22,9 @@ net=--net
 exec unshare --mount $net --propagation private -- /bin/bash -euo pipefail -c '
 root=$1 src=$2; shift 2
 if [ "$root" = / ]; then
-	for d in /run /tmp /dev/shm /dev/infiniband; do
+	for d in /run /dev/shm /dev/infiniband; do
 		mkdir -p $d
-		mount -t tmpfs -o mode=$([ $d = /tmp ] || [ $d = /dev/shm ] && echo 1777 || echo 755) tmpfs $d
+		mount -t tmpfs -o mode=$([ $d = /dev/shm ] && echo 1777 || echo 755) tmpfs $d
 	done
 	ip link set lo up
 	exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 TERM=dumb "$@"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Rootless containers: as an unprivileged user inside
 # `unshare --user --map-root-user --net --mount` with private tmpfs on /run,
-# /tmp, /dev/shm and /dev/infiniband (what rootless podman/docker give),
+# /dev/shm and /dev/infiniband (what rootless podman/docker give; /tmp stays,
+# since this checkout may live there),
 # `uroce link add r0 netdev lo` works (mknod is refused there: it falls back
 # to a symbolic link to /dev/null and says so), and ibv_rc_pingpong --chk
 # and ib_write_bw pass over the device.
@@ -12,12 +13,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(realpath "$1")
 if [ "${UROCE_ROOTLESS_INNER:-}" = 1 ]; then
 	mount -t tmpfs -o mode=755 tmpfs /run
-	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 	mount -t tmpfs -o mode=755 tmpfs /dev/infiniband
 	ip link set lo up
 	U=$build/cli/uroce
 	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
 	fail() { echo "FAIL [rootless]: $*"; exit 1; }
 	pass() { echo "ok [rootless]: $*"; }
 	"$U" link add r0 netdev lo 2>"$work/add" || { cat "$work/add"; fail "uroce link add r0 netdev lo"; }
