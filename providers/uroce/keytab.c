@@ -19,9 +19,11 @@
  */
 #define KEY_ODD 1u
 
+/* The high half of a 64-bit multiplicative hash: every key bit counts, so
+ * keys with bit 0 always clear still spread over all the slots. */
 static uint32_t slot_of(uint32_t key, uint32_t cap)
 {
-	return (key * 2654435761u) & (cap - 1);
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
 int uroce_keytab_init(struct uroce_keytab *t)
