@@ -8,10 +8,22 @@
 
 #define EMPTY 0u
 #define TOMB UINT32_MAX
+/*
+ * Keys we make are even (31 random bits).  UCX 1.13 (Debian 12's) frees
+ * its implicit-ODP memory handle at exit by passing it where a
+ * uct_md_mem_dereg_params_t belongs: the handle's lkey lands in the
+ * params' field_mask, and with bit 0 (FIELD_MEMH) set UCX dereferences
+ * the handle's flags word (1) as a pointer and crashes
+ * (openucx/ucx#8735, #9392).  An even lkey makes that call a no-op.
+ * Keys consumers choose (ibv_inc_rkey for windows) may be anything.
+ */
+#define KEY_ODD 1u
 
+/* The high half of a 64-bit multiplicative hash: every key bit counts, so
+ * keys with bit 0 always clear still spread over all the slots. */
 static uint32_t slot_of(uint32_t key, uint32_t cap)
 {
-	return (key * 2654435761u) & (cap - 1);
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
 int uroce_keytab_init(struct uroce_keytab *t)
@@ -103,6 +115,7 @@ uint32_t uroce_keytab_insert(struct uroce_keytab *t, void *obj)
 			errno = EAGAIN;
 			return 0;
 		}
+		key &= ~KEY_ODD;
 	} while (key == EMPTY || key == TOMB || find(t, key) >= 0);
 	place(t->keys, t->objs, t->cap, key, obj);
 	t->used++;

@@ -2,7 +2,8 @@
 /*
  * Unpredictable 32-bit keys (L_Key/R_Key) mapped to objects.  Keys come
  * from getrandom(), so a peer cannot guess a valid R_Key from another
- * (IBTA 10.6.3: keys are the only protection of remote access).
+ * (IBTA 10.6.3: keys are the only protection of remote access); bit 0 of
+ * a key we make is always clear, for UCX 1.13's sake (keytab.c).
  */
 #ifndef UROCE_KEYTAB_H
 #define UROCE_KEYTAB_H
