@@ -268,7 +268,8 @@ int uroce_reg_load_all(const char *nsdir, struct uroce_dev_rec **recs, int *n)
 			cnt++;
 	}
 	closedir(d);
-	qsort(v, cnt, sizeof(*v), rec_cmp);
+	if (cnt)  /* qsort's base may not be NULL, even for no elements */
+		qsort(v, cnt, sizeof(*v), rec_cmp);
 	*recs = v;
 	*n = cnt;
 	return 0;
