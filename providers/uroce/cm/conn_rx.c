@@ -150,6 +150,16 @@ static struct ucma_ctx *child_new(struct rx *r, struct ucma_ctx *lis,
 	return ctx;
 }
 
+/* A new id waits on listener LIS as the CONNECT_REQUEST event EV names it,
+ * until the application accepts or rejects it (REQ and SIDR_REQ alike). */
+static void pend_on_listener(struct ucma_ctx *lis, struct ucma_ctx *ctx, struct ucma_event *ev)
+{
+	ev->conn_req = ctx;
+	ev->resp.id = ctx->id;
+	ctx->conn.pending_req = true;
+	lis->backlog--;
+}
+
 static void rx_req(struct rx *r)
 {
 	const struct cm_msg *m = r->m;
@@ -221,8 +231,6 @@ static void rx_req(struct rx *r)
 		ucma_ctx_free(ctx);
 		return;
 	}
-	ev->conn_req = ctx;
-	ev->resp.id = ctx->id;
 	ev->resp.param.conn.responder_resources = c->resp_res;
 	ev->resp.param.conn.initiator_depth = c->init_depth;
 	ev->resp.param.conn.flow_control = m->end_to_end_flow_control;
@@ -230,8 +238,7 @@ static void rx_req(struct rx *r)
 	ev->resp.param.conn.rnr_retry_count = m->rnr_retry_count;
 	ev->resp.param.conn.srq = m->srq;
 	ev->resp.param.conn.qp_num = m->local_qpn;
-	c->pending_req = true;
-	lis->backlog--;
+	pend_on_listener(lis, ctx, ev);
 }
 
 /* ---- REP, RTU, REJ, MRA ------------------------------------------------------- */
@@ -434,13 +441,10 @@ static void rx_sidr_req(struct rx *r)
 		ucma_ctx_free(ctx);
 		return;
 	}
-	ev->conn_req = ctx;
-	ev->resp.id = ctx->id;
 	memcpy(ev->resp.param.ud.private_data, m->private_data + CM_CMA_HDR_SIZE,
 	       RDMA_MAX_PRIVATE_DATA);
 	ev->resp.param.ud.private_data_len = CM_SIDR_REQ_USER_PRIVATE_DATA_MAX;
-	c->pending_req = true;
-	lis->backlog--;
+	pend_on_listener(lis, ctx, ev);
 }
 
 static void rx_sidr_rep(struct rx *r)
