@@ -98,24 +98,46 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 			break;
 		}
 	/* Between the two, in the pair: its PSNs both ways, decisions about
-	 * them, the peer's completions those packets caused. */
+	 * them, the peer's completions those packets caused.  Packets shown
+	 * bring their other half; the window grows to the last of them, so
+	 * that the peer's handling of a late arrival is shown too. */
+	for (int pass = 0; pass < 4; pass++) {
+		uint64_t last = t_to;
+
+		for (i = 0; i < set->n; i++) {
+			struct tr_rec *r = &set->recs[i];
+
+			if (r->pair != wr->pair || r->ts < t_from || r->ts > t_to)
+				continue;
+			if (r->is_pkt && r->parse == ROCE_OK && psn_in(r->pkt.psn, first, np))
+				r->shown = true;
+			else if (is_ev(r, "why") && psn_in((uint32_t)tr_num(r, "PSN", 0), first, np))
+				r->shown = true;
+			else if (is_ev(r, "cqe") && !same_qp(r, wr) && r->cause >= 0 &&
+				 psn_in(set->recs[r->cause].pkt.psn, first, np))
+				r->shown = true;
+		}
+		for (i = 0; i < set->n; i++) {
+			struct tr_rec *r = &set->recs[i];
+
+			if (r->shown && r->is_pkt && r->match >= 0) {
+				set->recs[r->match].shown = true;
+				if (set->recs[r->match].ts > last)
+					last = set->recs[r->match].ts;
+			}
+		}
+		if (last == t_to)
+			break;
+		t_to = last;
+	}
+	/* Completions those packets caused (a UD receive comes after the
+	 * sender's completion). */
 	for (i = 0; i < set->n; i++) {
 		struct tr_rec *r = &set->recs[i];
 
-		if (r->pair != wr->pair || r->ts < t_from || r->ts > t_to)
-			continue;
-		if (r->is_pkt && r->parse == ROCE_OK && psn_in(r->pkt.psn, first, np))
-			r->shown = true;
-		else if (is_ev(r, "why") && psn_in((uint32_t)tr_num(r, "PSN", 0), first, np))
-			r->shown = true;
-		else if (is_ev(r, "cqe") && !same_qp(r, wr) && r->cause >= 0 &&
-			 psn_in(set->recs[r->cause].pkt.psn, first, np))
+		if (is_ev(r, "cqe") && r->pair == wr->pair && r->cause >= 0 && set->recs[r->cause].shown)
 			r->shown = true;
 	}
-	/* Packets shown: their other half too. */
-	for (i = 0; i < set->n; i++)
-		if (set->recs[i].shown && set->recs[i].is_pkt && set->recs[i].match >= 0)
-			set->recs[set->recs[i].match].shown = true;
 }
 
 static void select_records(struct tr_set *set, const struct filter *f)

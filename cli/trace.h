@@ -23,6 +23,11 @@ struct tr_rec {
 	int parse;                   /* ROCE_OK or why it does not parse */
 	struct roce_pkt pkt;         /* payload pointer cleared */
 	uint32_t frame_len;
+	struct {                     /* a CM MAD (a UD SEND to QP 1) */
+		bool ok;
+		uint16_t attr;
+		uint32_t local_id, remote_id, qpn, psn;
+	} mad;
 	/* an event: "\nKEY=VALUE" lines of the journal entry, UROCE_ stripped */
 	char *fields;
 	char ev[16];

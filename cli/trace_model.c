@@ -4,7 +4,8 @@
  * each record its local QP and the QP it talks to; QP pairs (both ends,
  * found from the destinations set by ibv_modify_qp, or for UD from the
  * packets); each packet sent matched with the same packet received
- * (PSN, opcode, destination QP, in time order); packets sent again; packets
+ * (PSN, opcode, destination QP; the latest sending before the arrival);
+ * packets sent again; packets
  * that never arrived; and the packet that produced each completion (the
  * engine completes while it handles that packet, in the same thread).
  */
@@ -117,7 +118,9 @@ static void match_packets(struct tr_set *set)
 						r->resend++;
 				continue;
 			}
-			for (uint32_t j = a; j < i; j++) {
+			/* The latest sending before it: when a packet is lost
+			 * and sent again, the resend is what arrived. */
+			for (uint32_t j = i; j-- > a;) {
 				struct tr_rec *t = &set->recs[idx[j]];
 
 				if (t->out && t->match < 0) {
@@ -126,6 +129,12 @@ static void match_packets(struct tr_set *set)
 					break;
 				}
 			}
+			/* A packet one process received and passed on to the
+			 * owner of its QP is received twice: the second arrival
+			 * points to the sending too. */
+			for (uint32_t j = i; r->match < 0 && j-- > a;)
+				if (set->recs[idx[j]].out)
+					r->match = (int)idx[j];
 		}
 	}
 	free(idx);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cm_mad.h"
 #include "trace.h"
 
 enum { SHB = 0x0a0d0d0a, IDB = 1, EPB = 6, SJEB = 9, BYTE_ORDER_MAGIC = 0x1a2b3c4d };
@@ -57,6 +58,16 @@ static int read_epb(struct tr_rec *r, const uint8_t *b, uint32_t len, uint64_t u
 		return -1;
 	r->is_pkt = true;
 	r->parse = roce_parse_frame(b + 28, cap, &r->pkt, &net);
+	if (r->parse == ROCE_OK && r->pkt.transport == ROCE_TR_UD && r->pkt.dqpn == 1) {
+		struct cm_msg m;
+
+		r->mad.ok = cm_mad_parse(r->pkt.payload, r->pkt.paylen, &m) == CM_MAD_OK;
+		r->mad.attr = m.attr_id;
+		r->mad.local_id = m.local_comm_id;
+		r->mad.remote_id = m.remote_comm_id;
+		r->mad.qpn = m.local_qpn;
+		r->mad.psn = m.starting_psn;
+	}
 	r->pkt.payload = NULL;
 	for (off = 28 + ((cap + 3) & ~3u); off + 4 <= len - 4;) {
 		uint16_t code, olen;

@@ -8,13 +8,14 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cm_mad.h"
 #include "trace.h"
 #include "trace/why.h"
 
 static const struct {
-	const char *name, *section, *title, *words;
+	const char *name, *arg, *section, *title, *words;
 } whys[] = {
-#define WHY_ROW(n, sec, title, words) { #n, sec, title, words },
+#define WHY_ROW(n, arg, sec, title, words) { #n, arg, sec, title, words },
 	UROCE_WHY_LIST(WHY_ROW)
 #undef WHY_ROW
 };
@@ -48,6 +49,13 @@ int tr_pkt_line(const struct tr_rec *r, char *buf, size_t n)
 
 	if (r->parse != ROCE_OK)
 		return snprintf(buf, n, "packet not RoCEv2 or damaged (%s)", roce_reason_name(r->parse));
+	if (r->mad.ok && r->mad.qpn)
+		return snprintf(buf, n, "CM %s on QP 1, comm id 0x%08x -> 0x%08x, QP %u, starting PSN %u "
+				"(IBTA 12.6)", cm_attr_name(r->mad.attr), r->mad.local_id,
+				r->mad.remote_id, r->mad.qpn, r->mad.psn);
+	if (r->mad.ok)
+		return snprintf(buf, n, "CM %s on QP 1, comm id 0x%08x -> 0x%08x (IBTA 12.6)",
+				cm_attr_name(r->mad.attr), r->mad.local_id, r->mad.remote_id);
 	k = snprintf(buf, n, "%s PSN %u", p->info ? p->info->name : "?", p->psn);
 	if (p->info && p->info->payload)
 		k += snprintf(buf + k, n - (size_t)k, ", %u bytes", p->paylen);
@@ -78,6 +86,26 @@ int tr_pkt_line(const struct tr_rec *r, char *buf, size_t n)
 	return k;
 }
 
+static int why_index(const struct tr_rec *r)
+{
+	char name[32];
+
+	if (!tr_field(r, "WHY", name, sizeof(name)))
+		return -1;
+	for (size_t i = 0; i < LEN(whys); i++)
+		if (!strcmp(whys[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* What the number recorded with a decision means, or NULL. */
+static const char *why_arg(const struct tr_rec *r)
+{
+	int w = why_index(r);
+
+	return w >= 0 && whys[w].arg[0] ? whys[w].arg : NULL;
+}
+
 int tr_ev_line(const struct tr_rec *r, char *buf, size_t n)
 {
 	char a[256], b[64], c[64], d[64];
@@ -101,9 +129,14 @@ int tr_ev_line(const struct tr_rec *r, char *buf, size_t n)
 				F("STATUS", d), F("LEN", a));
 	if (!strcmp(r->ev, "why")) {
 		const char *sec, *words, *title = tr_rule(r, &sec, &words);
+		int k = snprintf(buf, n, "%s, PSN %u", title ? title : F("WHY", b),
+				 (uint32_t)tr_num(r, "PSN", 0));
 
-		return snprintf(buf, n, "%s, PSN %u (IBTA %s)", title ? title : F("WHY", b),
-				(uint32_t)tr_num(r, "PSN", 0), sec ? sec : "?");
+		if (tr_field(r, "ARG", c, sizeof(c)) && why_arg(r) && (size_t)k < n)
+			k += snprintf(buf + k, n - (size_t)k, ", %s %s", why_arg(r), c);
+		if ((size_t)k < n)
+			k += snprintf(buf + k, n - (size_t)k, " (IBTA %s)", sec ? sec : "?");
+		return k;
 	}
 	if (!strcmp(r->ev, "cm_state"))
 		return snprintf(buf, n, "CM id %s: %s -> %s", F("CM_ID", b), F("FROM", c), F("TO", d));
@@ -122,13 +155,7 @@ const char *tr_rule(const struct tr_rec *r, const char **section, const char **w
 
 	*section = *words = NULL;
 	if (!r->is_pkt && !strcmp(r->ev, "why")) {
-		char name[32];
-
-		if (!tr_field(r, "WHY", name, sizeof(name)))
-			return NULL;
-		for (size_t i = 0; i < LEN(whys); i++)
-			if (!strcmp(whys[i].name, name))
-				w = (int)i;
+		w = why_index(r);
 	} else if (r->is_pkt && r->parse == ROCE_OK && r->pkt.kind == ROCE_K_ACK) {
 		uint8_t t = r->pkt.syndrome & ROCE_AETH_TYPE_MASK, code = r->pkt.syndrome & 0x1f;
 

@@ -71,13 +71,13 @@ static const char *const cm_event_names[] = {
 };
 
 static const char *const why_names[] = {
-#define WHY_NAME(n, sec, title, words) #n,
+#define WHY_NAME(n, arg, sec, title, words) #n,
 	UROCE_WHY_LIST(WHY_NAME)
 #undef WHY_NAME
 };
 
 static const char *const why_titles[] = {
-#define WHY_TITLE(n, sec, title, words) title " (IBTA " sec ")",
+#define WHY_TITLE(n, arg, sec, title, words) title " (IBTA " sec ")",
 	UROCE_WHY_LIST(WHY_TITLE)
 #undef WHY_TITLE
 };
@@ -400,6 +400,8 @@ void uroce_trace_cm_state(uint32_t id, uint32_t qpn, const char *from, const cha
 {
 	struct rec r;
 
+	if (!strcmp(from, to))
+		return;
 	rec_begin(&r, "cm_state", qpn);
 	rec_add(&r, "CM_ID", "%u", id);
 	rec_add(&r, "FROM", "%s", from);
