@@ -182,12 +182,12 @@ gen_loss() {
 	line=$(grep -m1 -E 'retransmit after a PSN sequence error NAK' "$work/loss.all" ||
 	       grep -m1 -E 'retransmit after' "$work/loss.all") ||
 		fail "loss: no retransmission in 200 round trips at 5 % loss"
-	# From the loss of the packet it resends (its first sending) on.
+	# From the first sending of the packet it resends on.
 	t=$(awk '{ print $1 }' <<<"$line")
-	psn=$(sed -n 's/.*, PSN \([0-9]*\) (IBTA.*/\1/p' <<<"$line")
-	t0=$(awk -v t="$t" -v p="PSN $psn," '$1 <= t && index($0, p) && /-->/ { s = $1 } END { print s ? s : t - 1 }' \
+	psn=$(sed -n 's/.*retransmit after[^,]*, PSN \([0-9]*\).*/\1/p' <<<"$line")
+	t0=$(awk -v t="$t" -v p="PSN $psn," '$1 <= t && index($0, p) && /-->/ && !s { s = $1 } END { print s ? s : t - 1 }' \
 		"$work/loss.all")
-	sel=$(awk -v a="$t0" -v b="$t" 'BEGIN { printf "--from %.6f --to %.6f --max-rows 50", (a - 0.05) / 1000, (b + 4) / 1000 }')
+	sel=$(awk -v a="$t0" -v b="$t" 'BEGIN { printf "--from %.6f --to %.6f --max-rows 70", (a - 0.05) / 1000, (b + 4) / 1000 }')
 	page loss "Loss and recovery: a NAK and go-back-N" "$sel" \
 "The same \`ibv_rc_pingpong\` (4096-byte messages: four packets each) on a
 wire that drops 5 % of the RC packets (nftables, tests/faults/impair). When
