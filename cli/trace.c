@@ -71,7 +71,7 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 	struct tr_rec *wr = &set->recs[w];
 	uint64_t id = tr_num(wr, "WR", 0), t_from = wr->ts, t_to = UINT64_MAX;
 	uint32_t first = (uint32_t)tr_num(wr, "PSN", 0), np = (uint32_t)tr_num(wr, "NPKTS", 1);
-	uint32_t i;
+	uint32_t i, start = w;
 
 	wr->shown = true;
 	/* Its post: the last one of that id before it. */
@@ -80,6 +80,7 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 		    tr_num(&set->recs[i], "WR", 0) == id) {
 			set->recs[i].shown = true;
 			t_from = set->recs[i].ts;
+			start = i;
 			break;
 		}
 	/* Its completion: the first of that id after it, and what caused it. */
@@ -104,10 +105,11 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 	for (int pass = 0; pass < 4; pass++) {
 		uint64_t last = t_to;
 
-		for (i = 0; i < set->n; i++) {
+		/* Records are in time order: only the window is read. */
+		for (i = start; i < set->n && set->recs[i].ts <= t_to; i++) {
 			struct tr_rec *r = &set->recs[i];
 
-			if (r->pair != wr->pair || r->ts < t_from || r->ts > t_to)
+			if (r->pair != wr->pair || r->ts < t_from)
 				continue;
 			if (r->is_pkt && r->parse == ROCE_OK && psn_in(r->pkt.psn, first, np))
 				r->shown = true;
@@ -117,7 +119,7 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 				 psn_in(set->recs[r->cause].pkt.psn, first, np))
 				r->shown = true;
 		}
-		for (i = 0; i < set->n; i++) {
+		for (i = start; i < set->n && set->recs[i].ts <= t_to; i++) {
 			struct tr_rec *r = &set->recs[i];
 
 			if (r->shown && r->is_pkt && r->match >= 0) {
@@ -131,8 +133,8 @@ static void show_wqe(struct tr_set *set, uint32_t w)
 		t_to = last;
 	}
 	/* Completions those packets caused (a UD receive comes after the
-	 * sender's completion). */
-	for (i = 0; i < set->n; i++) {
+	 * sender's completion; a completion follows its packet at once). */
+	for (i = start; i < set->n && set->recs[i].ts <= t_to + 100000000u; i++) {
 		struct tr_rec *r = &set->recs[i];
 
 		if (is_ev(r, "cqe") && r->pair == wr->pair && r->cause >= 0 && set->recs[r->cause].shown)

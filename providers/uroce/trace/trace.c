@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
 #include "engine.h"
@@ -105,7 +106,7 @@ static struct roce_pcap *trace_file(void)
 	struct roce_pcap *f;
 	FILE *c;
 
-	if (file && file_pid == me)
+	if (__atomic_load_n(&file, __ATOMIC_ACQUIRE) && file_pid == me)
 		return file;
 	pthread_mutex_lock(&file_lock);
 	if (file_pid != me) {
@@ -130,6 +131,7 @@ static struct roce_pcap *trace_file(void)
 		if (!f) {
 			fprintf(stderr, "uroce: cannot write the trace %s: %s\n", path, strerror(errno));
 			file_failed = true;
+			uroce_tracing = false; /* the hooks cost a branch again */
 		} else {
 			char e[256];
 			uint64_t ts = roce_pcap_clock();
@@ -140,8 +142,8 @@ static struct roce_pcap *trace_file(void)
 
 			roce_pcapng_journal(f, e, (uint32_t)n);
 		}
-		file = f;
 		file_pid = me;
+		__atomic_store_n(&file, f, __ATOMIC_RELEASE); /* opened before it is seen */
 	}
 	pthread_mutex_unlock(&file_lock);
 	return file;
@@ -336,10 +338,14 @@ void uroce_trace_modify(struct uroce_qp *qp, int old, const struct ibv_qp_attr *
 		n += (size_t)snprintf(attrs + n, sizeof(attrs) - n, "%s%s=%" PRIu64, n ? " " : "",
 				      attr_tbl[i].name, v);
 	}
-	if ((mask & IBV_QP_AV) && n < sizeof(attrs))
-		n += (size_t)snprintf(attrs + n, sizeof(attrs) - n, "%ssgid_index=%u hop_limit=%u",
-				      n ? " " : "", attr->ah_attr.grh.sgid_index,
+	if ((mask & IBV_QP_AV) && n < sizeof(attrs)) {
+		char gid[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, attr->ah_attr.grh.dgid.raw, gid, sizeof(gid));
+		n += (size_t)snprintf(attrs + n, sizeof(attrs) - n, "%sdgid=%s sgid_index=%u hop_limit=%u",
+				      n ? " " : "", gid, attr->ah_attr.grh.sgid_index,
 				      attr->ah_attr.grh.hop_limit);
+	}
 	rec_begin(&r, "modify", qp->vqp.qp.qp_num);
 	rec_add(&r, "TYPE", "%s", qp->vqp.qp.qp_type == IBV_QPT_RC ? "RC" :
 		qp->vqp.qp.qp_type == IBV_QPT_UC ? "UC" : qp->vqp.qp.qp_type == IBV_QPT_UD ? "UD" : "?");
