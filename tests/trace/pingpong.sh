@@ -6,7 +6,8 @@
 # (systemd journal entries); `uroce trace --wr 2 --nth 5` merges them and
 # shows, for that one send WQE and in this order: the post, the PSNs it
 # takes, its packets leaving, arriving at the peer, the peer's receive
-# completion, the peer's ACK, its arrival and the sender's completion.
+# completion, the peer's ACK, its arrival and the sender's completion
+# (in causal order: each step after what causes it).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
@@ -39,38 +40,54 @@ done
 
 "$UROCE" trace --wr 2 --nth 5 "${files[@]}" >"$dir/wr.txt" || fail "uroce trace failed"
 cat "$dir/wr.txt"
-# The steps, each on a later line than the one before: S is the side that
-# posted, P its peer; F..L the PSNs the WQE takes.
+# The steps in causal order: S is the side that posted, P its peer, F..L
+# the PSNs the WQE takes.  Each packet arrives after it left; the sends
+# and the arrivals may interleave.
 awk '
-function want(side, re) { steps++; sside[steps] = side; sre[steps] = re }
-BEGIN { step = 1 }
-{
-	side = $2
-	if (step == 1 && $0 ~ /ibv_post_send wr_id 0x2 SEND, 3000 bytes/) {
-		S = side; P = (S == "A") ? "B" : "A"; step = 2; next
-	}
-	if (step == 2 && side == S && match($0, /3 packet\(s\), PSN [0-9]+\.\.[0-9]+/)) {
+NR == FNR {
+	if (!S && /ibv_post_send wr_id 0x2 SEND, 3000 bytes/) S = $2
+	if (S && !F && $2 == S && match($0, /3 packet\(s\), PSN [0-9]+\.\.[0-9]+/)) {
 		split(substr($0, RSTART + 17, RLENGTH - 17), r, /\.\./)
 		F = r[1] + 0; L = r[2] + 0; M = (F + 1) % 16777216
-		want(S, "--> RC_SEND_FIRST PSN " F ",")
-		want(S, "--> RC_SEND_MIDDLE PSN " M ",")
-		want(S, "--> RC_SEND_LAST PSN " L ", .*AckReq")
-		want(P, "<-- RC_SEND_FIRST PSN " F ",")
-		want(P, "<-- RC_SEND_LAST PSN " L ",")
-		want(P, "completion wr_id 0x1 RECV success, 3000 bytes")
-		want(P, "--> RC_ACKNOWLEDGE PSN " L ":")
-		want(S, "<-- RC_ACKNOWLEDGE PSN " L ":")
-		want(S, "completion wr_id 0x2 SEND success")
-		step = 3; k = 1; next
 	}
-	if (step == 3 && k <= steps && side == sside[k] && $0 ~ sre[k])
-		k++
+	next
+}
+FNR == 1 {
+	if (!F) { print "no post/WQE of wr_id 2 found"; bad = 1; exit }
+	P = (S == "A") ? "B" : "A"
+	n = split("post wqe txF txM txL rxF rxM rxL rcqe acktx ackrx scqe", key, " ")
+	re["post"] = S SUBSEP "ibv_post_send wr_id 0x2 SEND, 3000 bytes"
+	re["wqe"] = S SUBSEP "WQE wr_id 0x2 SEND starts"
+	re["txF"] = S SUBSEP "--> RC_SEND_FIRST PSN " F ","
+	re["txM"] = S SUBSEP "--> RC_SEND_MIDDLE PSN " M ","
+	re["txL"] = S SUBSEP "--> RC_SEND_LAST PSN " L ", .*AckReq"
+	re["rxF"] = P SUBSEP "<-- RC_SEND_FIRST PSN " F ","
+	re["rxM"] = P SUBSEP "<-- RC_SEND_MIDDLE PSN " M ","
+	re["rxL"] = P SUBSEP "<-- RC_SEND_LAST PSN " L ","
+	re["rcqe"] = P SUBSEP "completion wr_id 0x1 RECV success, 3000 bytes"
+	re["acktx"] = P SUBSEP "--> RC_ACKNOWLEDGE PSN " L ":"
+	re["ackrx"] = S SUBSEP "<-- RC_ACKNOWLEDGE PSN " L ":"
+	re["scqe"] = S SUBSEP "completion wr_id 0x2 SEND success"
+}
+{
+	for (i = 1; i <= n; i++) {
+		split(re[key[i]], w, SUBSEP)
+		if (!(key[i] in at) && $2 == w[1] && $0 ~ w[2])
+			at[key[i]] = FNR
+	}
 }
 END {
-	if (step < 3) { print "no post/WQE of wr_id 2 found"; exit 1 }
-	if (k <= steps) { print "missing, in order: side " sside[k] " \"" sre[k] "\""; exit 1 }
-	print "side " S " posted wr_id 2 (PSN " F ".." L "); every step found in order on both sides"
-}' "$dir/wr.txt" || fail "the timeline of one WR is incomplete"
+	if (bad) exit 1
+	for (i = 1; i <= n; i++)
+		if (!(key[i] in at)) { split(re[key[i]], w, SUBSEP); print "missing: side " w[1] " \"" w[2] "\""; exit 1 }
+	m = split("post<wqe wqe<txF txF<txM txM<txL txF<rxF txM<rxM txL<rxL rxF<rxM rxM<rxL " \
+		  "rxL<rcqe rcqe<acktx acktx<ackrx ackrx<scqe", order, " ")
+	for (i = 1; i <= m; i++) {
+		split(order[i], o, "<")
+		if (at[o[1]] >= at[o[2]]) { print "out of order: " o[1] " (line " at[o[1]] ") not before " o[2] " (line " at[o[2]] ")"; exit 1 }
+	}
+	print "side " S " posted wr_id 2 (PSN " F ".." L "); every step found, in causal order, on both sides"
+}' "$dir/wr.txt" "$dir/wr.txt" || fail "the timeline of one WR is incomplete"
 pass "uroce trace --wr 2 --nth 5: post, PSNs, packets, peer completion, ACK, completion in order"
 
 # The SVG view of the same: well-formed, two lifelines and an arrow per
