@@ -12,7 +12,10 @@
 
 #include "trace.h"
 
-enum { W = 1400, XA = 520, XB = 880, ROW = 18, HEAD = 60, TEXT_MAX = 76 };
+/* Width, the two lifelines, a row, a pair's header; texts are cut at
+ * TEXT_MAX characters (11 px monospace: some 6.6 px each), so that side
+ * A's, right-aligned at its lifeline, stay clear of the time column. */
+enum { W = 1400, XA = 520, XB = 880, ROW = 18, HEAD = 60, TEXT_MAX = 62 };
 
 static void esc(FILE *out, const char *s)
 {
