@@ -93,14 +93,49 @@ static bool same_packet(const struct tr_rec *x, const struct tr_rec *y)
 	       x->pkt.opcode == y->pkt.opcode && x->pkt.sqpn == y->pkt.sqpn;
 }
 
-/* Within each run of the same packet: number the resends of each sender,
- * and give each reception the oldest sending not yet received. */
+/* The newest sending already matched, per flow (sending file, destination
+ * QP): packets of one flow arrive in the order they left (one UDP path). */
+struct flow_hw {
+	int file;
+	uint32_t dqpn;
+	uint64_t ts;
+};
+
+static uint64_t *flow_hw(struct flow_hw **fl, int *n, int file, uint32_t dqpn)
+{
+	struct flow_hw *f;
+
+	for (int i = 0; i < *n; i++)
+		if ((*fl)[i].file == file && (*fl)[i].dqpn == dqpn)
+			return &(*fl)[i].ts;
+	f = realloc(*fl, (*n + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	*fl = f;
+	f[*n] = (struct flow_hw){ file, dqpn, 0 };
+	return &f[(*n)++].ts;
+}
+
+/*
+ * Within each run of the same packet, number the resends of each sender.
+ * Then, in time order, give each reception a sending of it: the oldest
+ * one not yet received that left after everything of its flow already
+ * received (an older one would have arrived first: it was lost), else
+ * the latest before it.  A packet one process received and passed on to
+ * the owner of its QP is received twice: the second arrival points to
+ * the same sending.
+ */
 static void match_packets(struct tr_set *set)
 {
-	uint32_t *idx = malloc(set->n * sizeof(*idx)), n = 0;
+	uint32_t *idx = malloc(set->n * sizeof(*idx)), *grp = malloc(set->n * 2 * sizeof(*grp)), n = 0;
+	struct flow_hw *fl = NULL;
+	int n_fl = 0;
 
-	if (!idx)
+	if (!idx || !grp) {
+		free(idx);
+		free(grp);
 		return;
+	}
 	for (uint32_t i = 0; i < set->n; i++)
 		if (set->recs[i].is_pkt && set->recs[i].parse == ROCE_OK)
 			idx[n++] = i;
@@ -112,31 +147,47 @@ static void match_packets(struct tr_set *set)
 		for (uint32_t i = a; i < b; i++) {
 			struct tr_rec *r = &set->recs[idx[i]];
 
-			if (r->out) {
+			grp[2 * idx[i]] = a;
+			grp[2 * idx[i] + 1] = i;  /* sendings before it: [a, i) */
+			if (r->out)
 				for (uint32_t j = a; j < i; j++)
 					if (set->recs[idx[j]].out && set->recs[idx[j]].file == r->file)
 						r->resend++;
-				continue;
-			}
-			/* The latest sending before it: when a packet is lost
-			 * and sent again, the resend is what arrived. */
-			for (uint32_t j = i; j-- > a;) {
-				struct tr_rec *t = &set->recs[idx[j]];
-
-				if (t->out && t->match < 0) {
-					t->match = (int)idx[i];
-					r->match = (int)idx[j];
-					break;
-				}
-			}
-			/* A packet one process received and passed on to the
-			 * owner of its QP is received twice: the second arrival
-			 * points to the sending too. */
-			for (uint32_t j = i; r->match < 0 && j-- > a;)
-				if (set->recs[idx[j]].out)
-					r->match = (int)idx[j];
 		}
 	}
+	for (uint32_t i = 0; i < set->n; i++) {
+		struct tr_rec *r = &set->recs[i];
+		int pick = -1, latest = -1, any = -1;
+
+		if (!r->is_pkt || r->parse != ROCE_OK || r->out)
+			continue;
+		for (uint32_t j = grp[2 * i]; j < grp[2 * i + 1]; j++) {
+			struct tr_rec *t = &set->recs[idx[j]];
+			uint64_t *hw;
+
+			if (!t->out)
+				continue;
+			any = (int)idx[j];
+			if (t->match >= 0)
+				continue;
+			latest = (int)idx[j];
+			hw = flow_hw(&fl, &n_fl, t->file, t->pkt.dqpn);
+			if (pick < 0 && (!hw || t->ts >= *hw))
+				pick = (int)idx[j];
+		}
+		if (pick < 0)
+			pick = latest;
+		if (pick >= 0) {
+			uint64_t *hw = flow_hw(&fl, &n_fl, set->recs[pick].file, set->recs[pick].pkt.dqpn);
+
+			set->recs[pick].match = (int)i;
+			if (hw && set->recs[pick].ts > *hw)
+				*hw = set->recs[pick].ts;
+		}
+		r->match = pick >= 0 ? pick : any;
+	}
+	free(fl);
+	free(grp);
 	free(idx);
 }
 
