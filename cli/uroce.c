@@ -26,6 +26,7 @@ static void usage(FILE *f)
 	      "       uroce link [show [NAME]]\n"
 	      "       uroce stat [-a] [-p] [-j] [NAME]\n"
 	      "       uroce run [--] CMD [ARGS...]\n"
+	      "       uroce trace [--qp QPN] [--wr WR_ID [--nth N]] [--from S] [--to S] [--svg] FILE...\n"
 	      "       eval \"$(uroce env)\"\n"
 	      "       uroce version\n"
 	      "\n"
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
 		return cmd_link(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stat") || !strcmp(argv[1], "statistic"))
 		return cmd_stat(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "trace"))
+		return cmd_trace(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "env"))

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "mem.h"
 #include "pkt.h"
+#include "trace/trace.h"
 
 /* IBTA 9.7.5.2.8, table 45: RNR NAK timer codes in microseconds. */
 static const uint32_t rnr_timer_us[32] = {
@@ -73,6 +74,7 @@ static void resend_from(struct uroce_qp *qp, uint32_t expect, uint32_t psn, bool
 		qe->rd_ahead_psn = psn;
 		return;
 	}
+	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_IMPLIED, expect, psn));
 	qe->rd_rewound = true;
 	qe->rd_rewind_psn = expect;
 	qe->rd_ahead_psn = psn;
@@ -145,6 +147,7 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 				qp->vqp.qp.qp_num, pkt->psn, qe->una_psn, qe->cur_psn, qe->sq_next,
 				qp->sq.cons, qe->armed, atomic_load(&qe->eng->armed));
 		if (qe->rnr_left == 0) {
+			UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_RETRY_EXC, pkt->psn, 0));
 			fail_head(qp, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -153,6 +156,7 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		uroce_req_rewind(qp, pkt->psn);
 		qe->deadline_ns = 0;
 		qe->rnr_until_ns = uroce_now_ns() + 1000ull * rnr_timer_us[code];
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_WAIT, pkt->psn, rnr_timer_us[code]));
 		uroce_engine_arm(qe, true);
 		return;
 	}
@@ -160,10 +164,12 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	switch (code) {
 	case ROCE_NAK_PSN_SEQ:
 		if (qe->retry_left == 0) {
+			UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETRY_EXC, pkt->psn, 0));
 			fail_head(qp, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
 		qe->retry_left--;
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_NAK, pkt->psn, qe->retry_left));
 		uroce_req_rewind(qp, pkt->psn);
 		uroce_req_progress(qp);
 		uroce_req_restart_timer(qp);

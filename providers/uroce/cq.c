@@ -8,6 +8,7 @@
 #include "events.h"
 #include "qp.h"
 #include "uroce.h"
+#include "trace/trace.h"
 
 /* A ring of SIZE entries: from the parent domain's allocator, if any. */
 static struct uroce_cqe *ring_alloc(struct uroce_cq *cq, uint32_t size, bool *custom)
@@ -156,6 +157,7 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 	uint32_t next;
 	int ret = 0;
 
+	UROCE_TRACE(uroce_trace_cqe(wc));
 	pthread_spin_lock(&cq->lock);
 	next = (cq->tail + 1) & (cq->size - 1);
 	if (next == cq->head || cq->overrun) {

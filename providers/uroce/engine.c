@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "events.h"
 #include "pkt.h"
+#include "trace/trace.h"
 
 #define WAKE_IDX (UROCE_GID_TBL_LEN + 1)
 
@@ -433,6 +434,7 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 {
 	bool was_err = qp->state == IBV_QPS_ERR;
 
+	UROCE_TRACE(uroce_trace_to_error(qp, ev));
 	qp->state = IBV_QPS_ERR;
 	qp->vqp.qp.state = IBV_QPS_ERR;
 	qp->attr.qp_state = IBV_QPS_ERR;

@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "pkt.h"
+#include "trace/trace.h"
 
 /* The wire's reasons and the counters for them are in the same order. */
 _Static_assert(UROCE_STAT_DROP_ICRC - UROCE_STAT_DROP_TRUNCATED == ROCE_E_ICRC - ROCE_E_TRUNCATED,
@@ -37,19 +38,7 @@ static int trace_users;
 
 static uint64_t trace_limit(void)
 {
-	const char *s = getenv("UROCE_PCAP_MAX");
-	char *end;
-	uint64_t v;
-
-	if (!s || !*s)
-		return 256ull << 20;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; break;
-	}
-	return v;
+	return roce_pcap_size_env("UROCE_PCAP_MAX", 256ull << 20);
 }
 
 void uroce_pkt_trace_open(struct uroce_engine *eng)
@@ -98,14 +87,6 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 	pthread_mutex_unlock(&trace_lock);
 }
 
-/* Made-up but stable MAC addresses for the synthesised Ethernet header. */
-static void trace_macs(struct roce_net *net)
-{
-	net->smac[0] = net->dmac[0] = 0x02; /* locally administered */
-	memcpy(net->smac + 2, net->src + 12, 4);
-	memcpy(net->dmac + 2, net->dst + 12, 4);
-}
-
 /* ---- send --------------------------------------------------------------- */
 
 int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
@@ -116,6 +97,7 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	uint32_t plen = 0, padlen, crc;
 	struct roce_net net;
 	int h, k = 0, ret;
+	uint64_t t0 = uroce_trace_clock(); /* before the peer can see it */
 
 	for (int i = 0; i < n; i++)
 		plen += payload[i].iov_len;
@@ -142,9 +124,10 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, 1);
 		uroce_count(eng, UROCE_STAT_TX_BYTES, h + plen + padlen + 4);
 		if (trace) {
-			trace_macs(&net);
+			roce_net_fake_macs(&net);
 			roce_pcap_write(trace, &net, iov, k);
 		}
+		UROCE_TRACE(uroce_trace_pkt(t0, true, &net, iov, k));
 	}
 	return ret;
 }
@@ -164,9 +147,10 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	if (trace) {
 		struct iovec v = { rx->buf, rx->len };
 
-		trace_macs(&net);
+		roce_net_fake_macs(&net);
 		roce_pcap_write(trace, &net, &v, 1);
 	}
+	UROCE_TRACE(uroce_trace_rx(&net, rx->buf, rx->len));
 	if (r != ROCE_OK) {
 		uroce_count(eng, UROCE_STAT_DROP_TRUNCATED + (r - ROCE_E_TRUNCATED), 1);
 		if (uroce_debug)

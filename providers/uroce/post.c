@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "qp.h"
+#include "trace/trace.h"
 
 /* Which operations each transport has (IBTA 9.1, table 34... "valid
  * operations per service type"). */
@@ -205,6 +206,7 @@ int uroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		qp->sq.prod++;
 		posted++;
 	}
+	UROCE_TRACE(uroce_trace_sq_posted(qp, qp->sq.prod - posted, qp->sq.prod));
 	if (posted)
 		uroce_engine_sq_posted(qp);
 	pthread_mutex_unlock(&qp->lock);
@@ -249,6 +251,7 @@ int uroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 		err = uroce_fill_recv(&qp->rq, qp->cap.max_recv_sge, wr);
 		if (err)
 			break;
+		UROCE_TRACE(uroce_trace_post_recv(qp->vqp.qp.qp_num, wr));
 	}
 	pthread_mutex_unlock(&qp->lock);
 	if (err)

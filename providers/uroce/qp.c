@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "events.h"
 #include "qp.h"
+#include "trace/trace.h"
 
 /*
  * ---- the state machine (IBTA 10.3.1 and 11.2.4.2) ------------------------
@@ -270,6 +271,7 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		qp->sq.prod = qp->sq.cons = 0;
 		qp->rq.prod = qp->rq.cons = 0;
 	}
+	UROCE_TRACE(uroce_trace_modify(qp, old, attr, mask));
 	uroce_engine_qp_modified(qp, old, mask);
 	pthread_mutex_unlock(&qp->lock);
 	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "mem.h"
 #include "pkt.h"
+#include "trace/trace.h"
 
 /* IBTA 9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = infinite. */
 static uint64_t ack_timeout_ns(const struct uroce_qp *qp)
@@ -148,6 +149,7 @@ static void start_wqe(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	qe->cur_off = 0;
 	if (uroce_is_rd_atomic(w->opcode))
 		qe->rd_atomic++;
+	UROCE_TRACE(uroce_trace_wqe_start(qp, w));
 }
 
 /*
@@ -373,6 +375,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		return;
 	if (qe->rnr_until_ns && now >= qe->rnr_until_ns) {
 		qe->rnr_until_ns = 0;
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_RESUME, qe->cur_psn, -1));
 		uroce_req_progress(qp);
 		uroce_req_restart_timer(qp);
 		return;
@@ -380,6 +383,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	if (qe->probe_ns && now >= qe->probe_ns && unacked(qe)) {
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, qe->una_psn, qe->probes));
 		uroce_req_rewind(qp, qe->una_psn);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
@@ -398,12 +402,14 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
 
 		qe->deadline_ns = 0;
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETRY_EXC, qe->una_psn, 0));
 		uroce_count(qe->eng, UROCE_STAT_RETRY_EXCEEDED, 1);
 		uroce_complete_send(qp, w, IBV_WC_RETRY_EXC_ERR);
 		uroce_qp_to_error(qp);
 		return;
 	}
 	qe->retry_left--;
+	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_TIMEOUT, qe->una_psn, qe->retry_left));
 	uroce_req_rewind(qp, qe->una_psn);
 	qe->deadline_ns = 0;
 	uroce_req_progress(qp);

@@ -14,6 +14,7 @@
 #include "events.h"
 #include "mem.h"
 #include "pkt.h"
+#include "trace/trace.h"
 
 static struct uroce_engine *eng_of(struct uroce_qp *qp)
 {
@@ -58,6 +59,7 @@ static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
 	 * sequence NAK: the requester is waiting out the RNR timer. */
 	((struct uroce_qp_eng *)qp->engine)->nak_sent = true;
 	uroce_count(eng_of(qp), UROCE_STAT_RNR_NAKS_TX, 1);
+	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_NAK, psn, qp->attr.min_rnr_timer));
 	if (uroce_debug)
 		fprintf(stderr, "uroce: QP %u sends RNR NAK psn %u\n", qp->vqp.qp.qp_num, psn);
 	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
@@ -154,6 +156,7 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
+	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_NAK_FATAL, psn, nak_code));
 	if (qp->vqp.qp.qp_type == IBV_QPT_RC)
 		nak(qp, psn, nak_code);
 	if (qe->recv_wqe_valid)
@@ -344,6 +347,7 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	struct uroce_qp_eng *qe = qp->engine;
 
 	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
+	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_DUPLICATE, pkt->psn, qe->epsn));
 	switch (pkt->kind) {
 	case ROCE_K_READ_REQ: {
 		uint32_t n = uroce_npkts(qe, pkt->dma_len);
@@ -553,6 +557,7 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 				qp->vqp.qp.qp_num, pkt->psn, qe->epsn, qe->nak_sent);
 		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
 		uroce_count(eng_of(qp), UROCE_STAT_OUT_OF_SEQUENCE, 1);
+		UROCE_TRACE(uroce_trace_why(qp, qe->nak_sent ? UROCE_WHY_OUT_OF_SEQ : UROCE_WHY_NAK_SEQ, pkt->psn, qe->epsn));
 		if (!qe->nak_sent) {
 			qe->nak_sent = true;
 			nak(qp, qe->epsn, ROCE_NAK_PSN_SEQ);

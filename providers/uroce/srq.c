@@ -6,6 +6,7 @@
 
 #include "engine.h"
 #include "qp.h"
+#include "trace/trace.h"
 
 struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
 {
@@ -100,6 +101,7 @@ int uroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		err = uroce_fill_recv(&srq->rq, srq->max_sge, wr);
 		if (err)
 			break;
+		UROCE_TRACE(uroce_trace_post_recv(0, wr));
 	}
 	pthread_mutex_unlock(&srq->lock);
 	if (err)

@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "qp.h"
+#include "trace/trace.h"
 
 static void set_error(struct uroce_qp *qp, int err)
 {
@@ -58,6 +59,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 
 	for (uint32_t i = qp->wr_start_prod; !err && i != qp->sq.prod; i++)
 		err = uroce_wqe_check(qp, ring_slot(&qp->sq, i));
+	UROCE_TRACE(uroce_trace_sq_posted(qp, qp->wr_start_prod, err ? qp->wr_start_prod : qp->sq.prod));
 	if (err)
 		qp->sq.prod = qp->wr_start_prod;
 	else if (qp->sq.prod != qp->wr_start_prod)

@@ -18,6 +18,7 @@
 #include "gsi.h"
 #include "ucma.h"
 #include "conn_int.h"
+#include "trace/trace.h"
 
 /* The kernel's rdma_cm constants (cma.c): what our REQs offer.  A peer's
  * own values always come from its messages. */
@@ -65,6 +66,7 @@ static void reaper_follow(struct ucma_ctx *ctx, enum cm_state s)
 void cm_set_state(struct ucma_ctx *ctx, enum cm_state s)
 {
 	reaper_follow(ctx, s);
+	UROCE_TRACE(uroce_trace_cm_state(ctx->id, ctx->conn.local_qpn, cm_state_name(ctx->conn.state), cm_state_name(s)));
 	if (uroce_debug_cm > 1)
 		fprintf(stderr, "uroce cm[%d %.6f]: id %u comm %08x: %s -> %s\n", (int)getpid(), uroce_cm_now_ns() / 1e9, ctx->id,
 			ctx->conn.local_id, cm_state_name(ctx->conn.state), cm_state_name(s));

@@ -16,6 +16,7 @@
 
 #include "ucma.h"
 #include "ucma_ops.h"
+#include "trace/trace.h"
 
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -135,6 +136,7 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 	ev->next = NULL;
 	*f->tail = ev;
 	f->tail = &ev->next;
+	UROCE_TRACE(uroce_trace_cm_event(ctx->id, ctx->conn.local_qpn, event, status));
 	if (eventfd_write(f->fd, 1) < 0)
 		(void)0;
 	if (uroce_debug_cm > 1)

@@ -189,14 +189,30 @@ int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len);
 void roce_net_from_socket(struct roce_net *net, int family, const uint8_t *src,
 			  const uint8_t *dst, uint16_t sport, uint16_t dport);
 
-/* pcap tracing.  A trace is bounded by MAX_BYTES; writes are serialised. */
+/* Packet traces: pcap (UROCE_PCAP) or pcapng with annotations
+ * (UROCE_TRACE).  A trace is bounded by MAX_BYTES; writes are serialised. */
 struct roce_pcap;
 struct roce_pcap *roce_pcap_open(const char *path, uint64_t max_bytes);
+/* pcapng; APPL names the writing application in the section header. */
+struct roce_pcap *roce_pcapng_open(const char *path, uint64_t max_bytes, const char *appl);
+/* The clock of trace records: CLOCK_REALTIME in nanoseconds, the same for
+ * every process of the host, so that traces of both ends merge. */
+uint64_t roce_pcap_clock(void);
 /* Record one UDP payload (BTH ... ICRC) as a frame with NET's outer headers. */
 void roce_pcap_write(struct roce_pcap *pc, const struct roce_net *net,
 		     const struct iovec *udp_payload, int n);
+/* The same, stamped TS_NS (0: now), sent (OUT) or received. */
+void roce_pcap_write_at(struct roce_pcap *pc, uint64_t ts_ns, bool out,
+			const struct roce_net *net, const struct iovec *udp_payload, int n);
 /* Record a whole frame. */
 void roce_pcap_write_frame(struct roce_pcap *pc, const uint8_t *frame, uint32_t len);
+/* pcapng: one systemd journal export entry ("FIELD=value\n" lines, among
+ * them __REALTIME_TIMESTAMP in microseconds), LEN bytes. */
+void roce_pcapng_journal(struct roce_pcap *pc, const char *entry, uint32_t len);
+/* Made-up but stable MAC addresses for a synthesised Ethernet header. */
+void roce_net_fake_macs(struct roce_net *net);
+/* A size from environment variable NAME (K/M/G suffixes), DFLT if unset. */
+uint64_t roce_pcap_size_env(const char *name, uint64_t dflt);
 /* Packets written / left out because the size bound was reached. */
 void roce_pcap_stats(struct roce_pcap *pc, uint64_t *written, uint64_t *skipped);
 void roce_pcap_close(struct roce_pcap *pc);
