@@ -38,7 +38,7 @@ leaks=()
 # 1. What the tests noted.
 while read -r kind what; do
 	case $kind in
-	netns) ip netns list | awk '{print $1}' | grep -qxF "$what" && leaks+=("network namespace $what") ;;
+	netns) [ -e "/run/netns/$what" ] && leaks+=("network namespace $what") ;;
 	dir) [ -e "$what" ] && leaks+=("registry $what") ;;
 	esac
 done < <(sort -u "$ledger" 2>/dev/null || true)
