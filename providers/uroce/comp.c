@@ -301,6 +301,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		qe->rd_kept >>= 1;
 	}
 	qe->rd_kept = qe->rd_kept & 1 ? 0 : qe->rd_kept >> 1;
+	uroce_req_acked(qp, psn_add(qe->una_psn, -1u));
 	progressed(qp);
 	if (w->read_done == w->length && w->state == UROCE_WQE_SENT &&
 	    psn_diff(psn_add(qe->una_psn, -1u), w->last_psn) >= 0)

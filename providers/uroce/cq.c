@@ -57,6 +57,9 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 		}
 	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	/* libibverbs (verbs_init_cq) sets up the mutex and the counters. */
+	uroce_evobj_init(&cq->ev, cq, &cq->vcq.cq.mutex, &cq->vcq.cq.comp_events_completed,
+			 &cq->vcq.cq.async_events_completed);
 	cq->vcq.cq.cqe = size - 1; /* the actual capacity, >= the request */
 	return cq;
 nomem:
@@ -82,7 +85,7 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 	uroce_cq_channel_detach(cq);
 	pthread_spin_destroy(&cq->lock);
 	ring_free(cq, cq->ring, cq->custom_ring);
-	free(cq);
+	uroce_evobj_release(to_uctx(ibcq->context), &cq->ev);
 	return 0;
 }
 
@@ -167,8 +170,8 @@ int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicite
 		if (!cq->overrun) {
 			cq->overrun = 1;
 			pthread_spin_unlock(&cq->lock);
-			uroce_async_event(to_uctx(cq->vcq.cq.context), IBV_EVENT_CQ_ERR,
-					  (uintptr_t)&cq->vcq.cq);
+			uroce_evobj_async_event(to_uctx(cq->vcq.cq.context), &cq->ev,
+						IBV_EVENT_CQ_ERR, &cq->vcq.cq);
 			return ret;
 		}
 	} else {

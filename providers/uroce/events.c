@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <rdma/ib_user_verbs.h>
@@ -47,6 +48,8 @@ void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error)
 	cq->arm = UROCE_CQ_DISARMED;
 	if (write(cq->chan_fd, &ev, sizeof(ev)) != sizeof(ev))
 		fprintf(stderr, "uroce: completion event lost (channel full)\n");
+	else
+		uroce_evobj_reported(&cq->ev); /* ibv_ack_cq_events() counts it into the CQ */
 }
 
 int uroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
@@ -81,4 +84,59 @@ void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint
 
 void uroce_async_event_done(struct ibv_context *context, struct ibv_async_event *event)
 {
+}
+
+/* ---- objects that events name ----------------------------------------------- */
+
+void uroce_evobj_init(struct uroce_evobj *o, void *mem, pthread_mutex_t *mutex,
+		      const uint32_t *acked0, const uint32_t *acked1)
+{
+	atomic_init(&o->reported, 0);
+	o->mutex = mutex;
+	o->acked[0] = acked0;
+	o->acked[1] = acked1;
+	o->mem = mem;
+	o->next = NULL;
+}
+
+void uroce_evobj_async_event(struct uroce_context *ctx, struct uroce_evobj *o,
+			     enum ibv_event_type type, void *element)
+{
+	/* Counted first: the application may read and acknowledge it at once. */
+	uroce_evobj_reported(o);
+	uroce_async_event(ctx, type, (uintptr_t)element);
+}
+
+static bool evobj_acked(struct uroce_evobj *o)
+{
+	uint32_t acked = 0;
+
+	pthread_mutex_lock(o->mutex);
+	for (int i = 0; i < 2; i++)
+		if (o->acked[i])
+			acked += *o->acked[i];
+	pthread_mutex_unlock(o->mutex);
+	return acked == atomic_load(&o->reported);
+}
+
+void uroce_evobj_release(struct uroce_context *ctx, struct uroce_evobj *o)
+{
+	if (evobj_acked(o)) {
+		free(o->mem);
+		return;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	o->next = ctx->zombies;
+	ctx->zombies = o;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void uroce_evobj_zombies_free(struct uroce_context *ctx)
+{
+	while (ctx->zombies) {
+		struct uroce_evobj *o = ctx->zombies;
+
+		ctx->zombies = o->next;
+		free(o->mem);
+	}
 }

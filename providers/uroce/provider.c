@@ -202,7 +202,7 @@ static void uroce_free_context(struct ibv_context *ibctx)
 
 	uroce_monitor_stop(ctx);
 	uroce_engine_put(ctx->engine);
-	uroce_qp_zombies_free(ctx);
+	uroce_evobj_zombies_free(ctx);
 	uroce_keytab_destroy(&ctx->mr_keys);
 	pthread_mutex_destroy(&ctx->lock);
 	if (ctx->async_wr_fd >= 0)

@@ -420,6 +420,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	q->events_completed = 0;
 	pthread_mutex_init(&q->mutex, NULL);
 	pthread_cond_init(&q->cond, NULL);
+	uroce_evobj_init(&qp->ev, qp, &q->mutex, &q->events_completed, NULL);
 	qp->vqp.comp_mask |= 1 << 1; /* VERBS_QP_EX: ibv_qp_to_qp_ex() works */
 	uroce_qp_init_wr_ops(qp);
 
@@ -492,36 +493,7 @@ struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 
 void uroce_qp_async_event(struct uroce_qp *qp, enum ibv_event_type type)
 {
-	atomic_fetch_add(&qp->events_reported, 1);
-	uroce_async_event(qp->ctx, type, (uintptr_t)&qp->vqp.qp);
-}
-
-/*
- * An event already written to async_fd names the ibv_qp; the application
- * may still read it and ibv_ack_async_event() then locks the QP's mutex.
- * Like uverbs (which makes destroy wait for the acknowledgements), the
- * ibv_qp must outlive that: a QP with events not yet acknowledged is kept
- * on the context's list and freed with the context.
- */
-static bool qp_events_acked(struct uroce_qp *qp)
-{
-	struct ibv_qp *ibqp = &qp->vqp.qp;
-	bool acked;
-
-	pthread_mutex_lock(&ibqp->mutex);
-	acked = ibqp->events_completed == atomic_load(&qp->events_reported);
-	pthread_mutex_unlock(&ibqp->mutex);
-	return acked;
-}
-
-void uroce_qp_zombies_free(struct uroce_context *ctx)
-{
-	while (ctx->zombie_qps) {
-		struct uroce_qp *qp = ctx->zombie_qps;
-
-		ctx->zombie_qps = qp->zombie_next;
-		free(qp);
-	}
+	uroce_evobj_async_event(qp->ctx, &qp->ev, type, &qp->vqp.qp);
 }
 
 int uroce_destroy_qp(struct ibv_qp *ibqp)
@@ -538,13 +510,6 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_destroy(&qp->lock);
 	ring_free(&qp->sq, ibqp->pd);
 	ring_free(&qp->rq, ibqp->pd);
-	if (qp_events_acked(qp)) {
-		free(qp);
-		return 0;
-	}
-	pthread_mutex_lock(&ctx->lock);
-	qp->zombie_next = ctx->zombie_qps;
-	ctx->zombie_qps = qp;
-	pthread_mutex_unlock(&ctx->lock);
+	uroce_evobj_release(ctx, &qp->ev);
 	return 0;
 }

@@ -149,6 +149,7 @@ struct uroce_srq {
 	uint32_t srq_limit;          /* 0 = disarmed (IBTA 10.2.9.2) */
 	struct uroce_pd *pd;
 	atomic_int users;            /* QPs attached: destroy_srq is EBUSY while > 0 */
+	struct uroce_evobj ev;       /* SRQ_LIMIT_REACHED names it (events.h) */
 };
 
 static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
@@ -158,17 +159,13 @@ static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
 
 /* ---- QP -------------------------------------------------------------------- */
 
-void uroce_qp_zombies_free(struct uroce_context *ctx);
-
 struct uroce_qp {
 	struct verbs_qp vqp;         /* ibv_qp / ibv_qp_ex: must be first */
 	struct uroce_context *ctx;
 	pthread_mutex_t lock;
-	/* Asynchronous events naming this QP, written to async_fd; until
-	 * ibv_ack_async_event has counted as many (ibv_qp.events_completed),
-	 * destroy_qp keeps the struct (qp.c). */
-	_Atomic unsigned int events_reported;
-	struct uroce_qp *zombie_next;  /* the context's destroyed, unacked QPs */
+	/* Asynchronous events naming this QP: until ibv_ack_async_event has
+	 * counted as many, destroy_qp keeps the struct (events.h). */
+	struct uroce_evobj ev;
 
 	enum ibv_qp_state state;
 	struct ibv_qp_attr attr;     /* the attributes set so far (query_qp) */

@@ -86,6 +86,18 @@ void uroce_req_acked(struct uroce_qp *qp, uint32_t psn)
 	qe->rtt_sent_ns = 0;
 }
 
+/* Time the round trip of the request at PSN: an AckReq packet to its ACK,
+ * a READ request to its first response.  New requests only (Karn): not
+ * probes, not resends. */
+static void rtt_start(struct uroce_qp_eng *qe, uint32_t psn)
+{
+	if (!qe->rtt_sent_ns && !qe->probe_ackreq) {
+		qe->rtt_psn = psn;
+		qe->rtt_sent_ns = uroce_now_ns();
+	}
+	qe->probe_ackreq = false;
+}
+
 /* Local errors while building packets: the WQE fails, the QP goes to error. */
 static void local_error(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_wc_status st)
 {
@@ -200,11 +212,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY;
 		if (p.ackreq) {
 			qe->since_ackreq = 0;
-			/* Time new packets only (Karn): not probes, not resends. */
-			if (!qe->rtt_sent_ns && !qe->probe_ackreq) {
-				qe->rtt_psn = p.psn;
-				qe->rtt_sent_ns = uroce_now_ns();
-			}
+			rtt_start(qe, p.psn);
 		}
 		qe->probe_ackreq = false;
 		ret = send_data(qp, w, &p, off, len);
@@ -239,6 +247,10 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		p.dma_len = (uint32_t)len;
 		p.psn = qe->cur_psn;
 		p.ackreq = true;
+		/* Timed too: without a round trip of its own, a READ-only QP
+		 * probed after the 4 ms floor, which a busy host's scheduler
+		 * often exceeds, and each probe re-read up to two chunks. */
+		rtt_start(qe, p.psn);
 		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
 		qe->cur_psn = psn_add(qe->cur_psn, uroce_npkts(qe, len));
 		qe->cur_off += len;

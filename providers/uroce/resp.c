@@ -88,8 +88,8 @@ static bool take_rwqe(struct uroce_qp *qp)
 	 * WQEs falls below it. */
 	if (qp->srq && qp->srq->srq_limit && ring_used(r) < qp->srq->srq_limit) {
 		qp->srq->srq_limit = 0;
-		uroce_async_event(qp->ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
-				  (uintptr_t)&qp->srq->vsrq.srq);
+		uroce_evobj_async_event(qp->ctx, &qp->srq->ev, IBV_EVENT_SRQ_LIMIT_REACHED,
+					&qp->srq->vsrq.srq);
 	}
 	if (qp->srq)
 		pthread_mutex_unlock(&qp->srq->lock);

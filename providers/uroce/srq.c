@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "events.h"
 #include "qp.h"
 #include "trace/trace.h"
 
@@ -41,6 +42,8 @@ struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *in
 	srq->srq_limit = a->srq_limit;
 	srq->pd = to_upd(pd);
 	pthread_mutex_init(&srq->lock, NULL);
+	/* libibverbs (ibv_create_srq) sets up the mutex and the counter. */
+	uroce_evobj_init(&srq->ev, srq, &srq->vsrq.srq.mutex, &srq->vsrq.srq.events_completed, NULL);
 	a->max_wr = srq->max_wr;
 	a->max_sge = srq->max_sge;
 	atomic_fetch_add(&srq->pd->users, 1);
@@ -86,7 +89,7 @@ int uroce_destroy_srq(struct ibv_srq *ibsrq)
 	atomic_fetch_sub(&srq->pd->users, 1);
 	pthread_mutex_destroy(&srq->lock);
 	uroce_buf_free(ibsrq->pd, srq->rq.buf, UROCE_RES_TYPE_SRQ, srq->rq.custom_buf);
-	free(srq);
+	uroce_evobj_release(to_uctx(ibsrq->context), &srq->ev);
 	return 0;
 }
 

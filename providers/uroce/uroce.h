@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 #include <uroce/provider_abi.h>
 
+#include "events.h"
 #include "keytab.h"
 #include "registry.h"
 
@@ -51,7 +52,7 @@ struct uroce_context {
 	uint32_t next_pdn;
 	struct uroce_engine *engine;  /* protocol engine, started by the first QP */
 	struct uroce_monitor *monitor; /* netdev/registry watcher (events.h) */
-	struct uroce_qp *zombie_qps;  /* destroyed QPs an unacked event still names (qp.c) */
+	struct uroce_evobj *zombies;  /* destroyed objects an unacked event still names (events.h) */
 };
 
 struct uroce_pd {
@@ -146,6 +147,7 @@ struct uroce_cq {
 	int arm;                      /* enum uroce_cq_arm (events.h) */
 	int overrun;                  /* a completion was lost: the CQ is in error */
 	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
+	struct uroce_evobj ev;        /* completion and CQ_ERR events name it (events.h) */
 	uint64_t wc_flags;            /* ibv_create_cq_ex's wc_flags; 0 for ibv_create_cq */
 	struct ibv_pd *parent;        /* the parent domain whose allocator gives the ring, or NULL */
 	bool custom_ring;             /* ring is from that allocator */

@@ -7,9 +7,14 @@
  *  - 100 000 arm/complete cycles with two threads lose no event;
  *  - solicited-only arming ignores unsolicited completions;
  *  - SRQ limit and last-WQE-reached events arrive as IBTA 10.2.9.2 and
- *    11.6.3.1 say.
+ *    11.6.3.1 say;
+ *  - a QP, SRQ or CQ destroyed while an event naming it is read but not
+ *    acknowledged (SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED, CQ_ERR, a
+ *    completion event) is destroyed at once, and the acknowledgement after
+ *    it still finds the object (ibv_get_async_event(3)); under ASan a
+ *    use after free fails the run.
  * Two RC QPs of one context, connected to each other over GID GIDX.
- * Usage: cq_events DEVICE GIDX [cycles]
+ * Usage: cq_events DEVICE GIDX [cycles [unacked]]  ("unacked": that test only)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +115,13 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 		DIE("RTS: %s", strerror(errno));
 }
 
+/* A and B, connected to each other. */
+static void connect_pair(struct ibv_qp *a, struct ibv_qp *b)
+{
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+}
+
 static void post_recv(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t id)
 {
 	struct ibv_sge sge = { (uintptr_t)buf + BUF / 2 + (id % 64) * SLOT, SLOT, mr->lkey };
@@ -174,8 +186,7 @@ static void test_wakeup(void)
 		DIE("create_cq with channel: %s", strerror(errno));
 	a = make_qp(scq, scq, NULL);
 	b = make_qp(scq, rcq, NULL);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
+	connect_pair(a, b);
 	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
 	ep = epoll_create1(0);
 	epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &ev);
@@ -307,8 +318,7 @@ static void test_cycles(long n)
 		DIE("cycles setup");
 	c.a = make_qp(c.scq, c.scq, NULL);
 	c.b = make_qp(c.scq, c.rcq, NULL);
-	connect_qp(c.a, c.b->qp_num);
-	connect_qp(c.b, c.a->qp_num);
+	connect_pair(c.a, c.b);
 	for (int i = 0; i < 512; i++)
 		post_recv(c.b, NULL, i);
 	pthread_create(&t, NULL, sender, &c);
@@ -388,6 +398,17 @@ static int next_async(enum ibv_event_type want, void *element, int ms)
 	return 0;
 }
 
+/* *A sends to *B, which receives into SRQ (N receives posted); both use CQ. */
+static void srq_pair(struct ibv_cq *cq, struct ibv_srq *srq, int n, struct ibv_qp **a,
+		     struct ibv_qp **b)
+{
+	*a = make_qp(cq, cq, NULL);
+	*b = make_qp(cq, cq, srq);
+	connect_pair(*a, *b);
+	for (int i = 0; i < n; i++)
+		post_recv(NULL, srq, i);
+}
+
 static void test_srq_events(void)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
@@ -399,12 +420,7 @@ static void test_srq_events(void)
 
 	if (!srq || !cq)
 		DIE("srq setup: %s", strerror(errno));
-	a = make_qp(cq, cq, NULL);
-	b = make_qp(cq, cq, srq);
-	connect_qp(a, b->qp_num);
-	connect_qp(b, a->qp_num);
-	for (int i = 0; i < 10; i++)
-		post_recv(NULL, srq, i);
+	srq_pair(cq, srq, 10, &a, &b);
 	CHECK(ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT) == 0, "arm the SRQ limit at 5");
 	for (int i = 0; i < 4; i++)
 		post_send(a, i, IBV_SEND_SIGNALED);
@@ -424,6 +440,94 @@ static void test_srq_events(void)
 	ibv_destroy_qp(b);
 	ibv_destroy_srq(srq);
 	ibv_destroy_cq(cq);
+}
+
+/* ---- objects destroyed before their events are acknowledged ----------------- */
+
+/* Read the next asynchronous event of type WANT (others are acknowledged)
+ * into *EV, not acknowledged. */
+static int get_async(enum ibv_event_type want, struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p = { ctx->async_fd, POLLIN, 0 };
+	double end = now_s() + ms / 1000.0;
+
+	while (now_s() < end) {
+		if (poll(&p, 1, (int)((end - now_s()) * 1000) + 1) != 1 || ibv_get_async_event(ctx, ev))
+			return 0;
+		if (ev->event_type == want)
+			return 1;
+		ibv_ack_async_event(ev);
+	}
+	return 0;
+}
+
+static void test_unacked_events(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_cq *tiny = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_cq *chcq = ch ? ibv_create_cq(ctx, 64, NULL, ch, 0) : NULL;
+	struct ibv_srq_attr lim = { .srq_limit = 4 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event lim_ev, wqe_ev, cqerr_ev;
+	struct ibv_cq *ev_cq = NULL;
+	struct ibv_qp *a, *b, *c, *d;
+	void *ev_ctx;
+	int n;
+
+	if (!srq || !cq || !tiny || !chcq)
+		DIE("unacked-events setup: %s", strerror(errno));
+	/* SRQ_LIMIT_REACHED and QP_LAST_WQE_REACHED: b receives into the SRQ. */
+	srq_pair(cq, srq, 4, &a, &b);
+	if (ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT))
+		DIE("arm the SRQ limit");
+	post_send(a, 0, IBV_SEND_SIGNALED);
+	drain_send(cq, 2);
+	if (!get_async(IBV_EVENT_SRQ_LIMIT_REACHED, &lim_ev, 2000) || lim_ev.element.srq != srq)
+		DIE("no SRQ_LIMIT_REACHED");
+	if (ibv_modify_qp(b, &err, IBV_QP_STATE) ||
+	    !get_async(IBV_EVENT_QP_LAST_WQE_REACHED, &wqe_ev, 2000) || wqe_ev.element.qp != b)
+		DIE("no QP_LAST_WQE_REACHED");
+	/* CQ_ERR: c sends into a CQ of one entry, three completions overrun it. */
+	c = make_qp(tiny, cq, NULL);
+	d = make_qp(chcq, chcq, NULL);
+	connect_pair(c, d);
+	for (int i = 0; i < 4; i++)
+		post_recv(d, NULL, i);
+	for (int i = 0; i < 3; i++)
+		post_send(c, i, IBV_SEND_SIGNALED);
+	if (!get_async(IBV_EVENT_CQ_ERR, &cqerr_ev, 2000) || cqerr_ev.element.cq != tiny)
+		DIE("no CQ_ERR");
+	/* A completion event: d's receives complete into the channel's CQ. */
+	if (ibv_req_notify_cq(chcq, 0))
+		DIE("arm the channel's CQ");
+	post_send(c, 3, 0);
+	if (!channel_ready(ch, 2000) || ibv_get_cq_event(ch, &ev_cq, &ev_ctx) || ev_cq != chcq)
+		DIE("no completion event");
+
+	/* Destroy everything the events name, then acknowledge.  (Over the
+	 * kernel, destroy would wait for these acknowledgements and this one
+	 * thread would never get past it; uroce keeps the memory instead, so a
+	 * program written for the kernel, which acknowledges from another
+	 * thread, works the same.) */
+	n = !ibv_destroy_qp(a) + !ibv_destroy_qp(b) + !ibv_destroy_qp(c) + !ibv_destroy_qp(d);
+	n += !ibv_destroy_srq(srq) + !ibv_destroy_cq(tiny) + !ibv_destroy_cq(chcq) + !ibv_destroy_cq(cq);
+	CHECK(n == 8, "unacked: SRQ_LIMIT_REACHED, QP_LAST_WQE_REACHED, CQ_ERR and a completion "
+	      "event read; QPs, SRQ and CQs destroyed before the acknowledgements (%d of 8)", n);
+	ibv_ack_async_event(&lim_ev);
+	ibv_ack_async_event(&wqe_ev);
+	ibv_ack_async_event(&cqerr_ev);
+	ibv_ack_cq_events(ev_cq, 1);
+	/* libibverbs counted each acknowledgement into its object, which must
+	 * still be there (ASan reports a freed one here). */
+	CHECK(lim_ev.element.srq->events_completed == 1, "unacked: SRQ event acknowledged after destroy");
+	CHECK(wqe_ev.element.qp->events_completed == 1, "unacked: QP event acknowledged after destroy");
+	CHECK(cqerr_ev.element.cq->async_events_completed == 1,
+	      "unacked: CQ_ERR acknowledged after destroy");
+	CHECK(ev_cq->comp_events_completed == 1, "unacked: completion event acknowledged after destroy");
+	CHECK(ibv_destroy_comp_channel(ch) == 0, "unacked: the channel is destroyed after its CQ");
 }
 
 int main(int argc, char **argv)
@@ -448,9 +552,14 @@ int main(int argc, char **argv)
 	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
 	if (!mr)
 		DIE("pd/mr");
-	test_wakeup();
-	test_cycles(cycles);
-	test_srq_events();
+	if (argc > 4 && !strcmp(argv[4], "unacked")) {
+		test_unacked_events();
+	} else {
+		test_wakeup();
+		test_cycles(cycles);
+		test_srq_events();
+		test_unacked_events();
+	}
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
