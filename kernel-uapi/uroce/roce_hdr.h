@@ -180,6 +180,7 @@ enum roce_base_opcode {
 	ROCE_FETCH_ADD = 0x14,
 	ROCE_SEND_LAST_INV = 0x16,
 	ROCE_SEND_ONLY_INV = 0x17,
+	ROCE_ATOMIC_WRITE = 0x1d,   /* IBTA 1.5 (RC only): RETH + 8 bytes of payload */
 	ROCE_BASE_MASK = 0x1f,
 };
 

@@ -23,6 +23,7 @@ int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
 	case IBV_WR_BIND_MW:
@@ -106,6 +107,11 @@ int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			return EINVAL;
 	if (w->opcode == IBV_WR_RDMA_READ && (w->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
+	/* IBTA 1.5 ATOMIC WRITE: exactly 8 bytes (from SGEs or inline data).
+	 * The target's alignment is the responder's to check (a NAK), as for
+	 * the other atomics. */
+	if (w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8)
+		return EINVAL;
 	return 0;
 }
 
@@ -168,6 +174,7 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		/* fall through */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_WRITE: /* its 8 bytes are the SGE list's, as rxe takes them */
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 		break;

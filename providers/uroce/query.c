@@ -19,6 +19,11 @@ static const unsigned int uroce_cap_flags =
 	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ |
 	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 
+/* IB_UVERBS_DEVICE_ATOMIC_WRITE of the kernel's uapi (Linux 6.2,
+ * ib_user_verbs.h); rdma-core 44's headers predate it, the value is fixed
+ * by the ABI.  pyverbs and perftest read it from device_cap_flags_ex. */
+#define UROCE_DEVICE_ATOMIC_WRITE (1ULL << 40)
+
 static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_ex *a)
 {
 	struct ibv_device_attr *o = &a->orig_attr;
@@ -68,7 +73,8 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
 
-	a->device_cap_flags_ex = uroce_cap_flags;
+	/* ATOMIC WRITE (IBTA 1.5, RC): resp.c */
+	a->device_cap_flags_ex = uroce_cap_flags | UROCE_DEVICE_ATOMIC_WRITE;
 	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
 	a->completion_timestamp_mask = UINT64_MAX;
 	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;

@@ -168,8 +168,13 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM: {
-		bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_ATOMIC_WRITE: {
+		/* ATOMIC WRITE travels as a one-packet WRITE with its own
+		 * opcode (8 bytes, one packet whatever the MTU). */
+		bool awrite = w->opcode == IBV_WR_ATOMIC_WRITE;
+		bool write = awrite || w->opcode == IBV_WR_RDMA_WRITE ||
+			     w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		uint64_t off = qe->cur_off;
 		uint32_t len = w->length - off > mtu ? mtu : (uint32_t)(w->length - off);
 		bool first = off == 0, last = off + len == w->length;
@@ -178,7 +183,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			local_error(qp, w, IBV_WC_LOC_LEN_ERR);
 			return -1;
 		}
-		p.kind = write ? ROCE_K_WRITE : ROCE_K_SEND;
+		p.kind = awrite ? ROCE_K_ATOMIC_WRITE : write ? ROCE_K_WRITE : ROCE_K_SEND;
 		p.opcode = uroce_pkt_opcode(type, p.kind, first, last,
 					    w->opcode == IBV_WR_SEND_WITH_IMM ||
 					    w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM,

@@ -337,6 +337,37 @@ static void do_atomic(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		  true, true, orig);
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5): the 8 payload bytes replace the 8 aligned bytes
+ * the RETH names, in one store that no other access through this engine or
+ * of the local CPUs can see half done.  It needs remote write access (QP
+ * and key), like rxe; a misaligned target or a length other than 8 is an
+ * invalid request.  Acknowledged like a WRITE; a duplicate is acknowledged
+ * again and not re-executed (see duplicate()).
+ */
+static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint64_t *target, val;
+
+	if ((pkt->va & 7) || pkt->dma_len != 8 || pkt->paylen != 8) {
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return false;
+	}
+	uroce_mem_lock(qp);
+	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_WRITE);
+	if (!target) {
+		uroce_mem_unlock(qp);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		return false;
+	}
+	memcpy(&val, pkt->payload, 8); /* the bytes as sent: no byte order applies */
+	__atomic_store_n(target, val, __ATOMIC_SEQ_CST);
+	uroce_mem_unlock(qp);
+	qe->msn++;
+	return true;
+}
+
 /* ---- duplicates (IBTA 9.7.5.1.1) -------------------------------------------- */
 
 static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
@@ -382,7 +413,7 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			}
 		return; /* too old to answer: the requester times out */
 	default:
-		/* SEND/WRITE: acknowledge again, deliver nothing. */
+		/* SEND/WRITE/ATOMIC WRITE: acknowledge again, deliver nothing. */
 		ack(qp, psn_add(qe->epsn, -1u));
 		return;
 	}
@@ -482,6 +513,7 @@ static bool kind_allowed(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	switch (pkt->kind) {
 	case ROCE_K_WRITE:
+	case ROCE_K_ATOMIC_WRITE:
 		return acc & IBV_ACCESS_REMOTE_WRITE;
 	case ROCE_K_READ_REQ:
 		return acc & IBV_ACCESS_REMOTE_READ;
@@ -582,6 +614,11 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		break;
 	case ROCE_K_WRITE:
 		if (!do_write(qp, pkt))
+			return;
+		qe->epsn = psn_add(qe->epsn, 1);
+		break;
+	case ROCE_K_ATOMIC_WRITE:
+		if (!do_atomic_write(qp, pkt))
 			return;
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;

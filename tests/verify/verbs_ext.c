@@ -4,7 +4,7 @@
  * checks and their error cases: extended CQs and completion timestamps,
  * memory windows (type 1 and 2, local and remote invalidation), on-demand
  * paging (memory mapped after registration, unmapped memory, implicit ODP,
- * ibv_advise_mr), ibv_rereg_mr and parent domains.  One process, RC QP pairs on one device
+ * ibv_advise_mr), ibv_rereg_mr, parent domains and ATOMIC WRITE.  One process, RC QP pairs on one device
  * talking over the wire (the GID given); every case that breaks a QP gets
  * a fresh pair.
  *
@@ -43,7 +43,8 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq)
 		.pd = pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
 				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW |
-				  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV,
+				  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV |
+				  IBV_QP_EX_WITH_ATOMIC_WRITE,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
 
@@ -500,6 +501,93 @@ static void test_rereg(uint8_t *lbuf, struct ibv_mr *lmr)
 
 /* ---- parent domains ---------------------------------------------------------------- */
 
+/* ---- ATOMIC WRITE (IBTA 1.5) -------------------------------------------------- */
+
+/* kernel uapi IB_UVERBS_DEVICE_ATOMIC_WRITE; rdma-core 44 has no name for it */
+#define DEVICE_ATOMIC_WRITE (1ULL << 40)
+
+/* A's ibv_wr_atomic_write of V to RADDR/RKEY; the completion. */
+static struct ibv_wc atomic_write_wr(struct pair *p, uint64_t raddr, uint32_t rkey, uint64_t v)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(p->a);
+
+	ibv_wr_start(qx);
+	qx->wr_id = 77;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, rkey, raddr, &v);
+	v = ~v; /* the WR holds its own copy: the buffer may change at once */
+	if (ibv_wr_complete(qx))
+		DIE("wr_complete atomic_write: %s", strerror(errno));
+	return poll1(p->acq);
+}
+
+static void test_atomic_write(uint8_t *lbuf, struct ibv_mr *lmr)
+{
+	uint8_t *tgt = page_alloc(4096);
+	uint64_t *w = (uint64_t *)tgt;
+	struct ibv_mr *mr = ibv_reg_mr(pd, tgt, 4096, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_mr *ro = ibv_reg_mr(pd, tgt, 4096, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+	struct ibv_device_attr_ex da;
+	const uint64_t v1 = 0x1122334455667788ull, v2 = 0xa5a5a5a50f0f0f0full;
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (!mr || !ro)
+		DIE("reg_mr: %s", strerror(errno));
+	CHECK(!ibv_query_device_ex(ctx, NULL, &da) &&
+	      (da.device_cap_flags_ex & DEVICE_ATOMIC_WRITE), "device offers ATOMIC WRITE");
+	pair_up(&p);
+	w[0] = w[1] = w[2] = 0;
+	wc = atomic_write_wr(&p, (uintptr_t)&w[1], mr->rkey, v1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 77 &&
+	      w[1] == v1 && !w[0] && !w[2], "wr_atomic_write: %s, opcode %d, %#llx",
+	      ibv_wc_status_str(wc.status), wc.opcode, (unsigned long long)w[1]);
+	/* ibv_post_send takes the 8 bytes from its SGE, the target from wr.rdma. */
+	memcpy(lbuf, &v2, 8);
+	wc.status = rdma(&p, IBV_WR_ATOMIC_WRITE, lbuf, 8, lmr->lkey, (uintptr_t)&w[1], mr->rkey);
+	CHECK(wc.status == IBV_WC_SUCCESS && w[1] == v2 && !w[0] && !w[2],
+	      "post_send ATOMIC_WRITE: %s", ibv_wc_status_str(wc.status));
+	CHECK(post1(p.a, IBV_WR_ATOMIC_WRITE, lbuf, 4, lmr->lkey, (uintptr_t)&w[1], mr->rkey) == EINVAL,
+	      "ATOMIC_WRITE of 4 bytes: EINVAL at post");
+	CHECK(post1(p.a, IBV_WR_ATOMIC_WRITE, lbuf, 16, lmr->lkey, (uintptr_t)&w[1], mr->rkey) == EINVAL,
+	      "ATOMIC_WRITE of 16 bytes: EINVAL at post");
+	pair_down(&p);
+
+	/* A misaligned target is an invalid request; nothing is written. */
+	pair_up(&p);
+	wc = atomic_write_wr(&p, (uintptr_t)tgt + 12, mr->rkey, v1);
+	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR && w[1] == v2 && !w[2],
+	      "misaligned ATOMIC WRITE: %s, memory unchanged", ibv_wc_status_str(wc.status));
+	pair_down(&p);
+
+	/* A key without remote write: remote access error, nothing written. */
+	pair_up(&p);
+	wc = atomic_write_wr(&p, (uintptr_t)&w[1], ro->rkey, v1);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR && w[1] == v2,
+	      "ATOMIC WRITE without remote write access: %s, memory unchanged",
+	      ibv_wc_status_str(wc.status));
+	pair_down(&p);
+
+	/* UC and UD have no ATOMIC WRITE (IBTA 1.5: RC only). */
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = p.acq, .recv_cq = p.acq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd, .send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+
+	ia.send_cq = ia.recv_cq = cq;
+	CHECK(cq && !ibv_create_qp_ex(ctx, &ia) && errno == EOPNOTSUPP,
+	      "UC QP with ATOMIC WRITE: EOPNOTSUPP");
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(ro);
+	ibv_dereg_mr(mr);
+	munmap(tgt, 4096);
+}
+
 static int n_alloc, n_free;
 
 static void *count_alloc(struct ibv_pd *ppd, void *pd_ctx, size_t size, size_t align, uint64_t type)
@@ -598,6 +686,7 @@ int main(int argc, char **argv)
 	test_odp(lbuf, lmr);
 	test_rereg(lbuf, lmr);
 	test_parent_domain(lbuf, lmr);
+	test_atomic_write(lbuf, lmr);
 	printf("%d passed, %d failed\n", passes, failures);
 	return failures ? 1 : 0;
 }

@@ -52,6 +52,7 @@ BASE = {
     0x14: (["atomic"], False, True, True),    # FETCH_ADD
     0x16: (["ieth"], True, False, True),      # SEND_LAST_INV
     0x17: (["ieth"], True, True, True),       # SEND_ONLY_INV
+    0x1d: (["reth"], True, True, True),       # ATOMIC_WRITE (IBTA 1.5, RC only)
 }
 UC_BASES = range(0x00, 0x0c)
 UD_BASES = (0x04, 0x05)

@@ -34,6 +34,21 @@ ts -r "$dir/all.pcap" -T fields -E separator=, \
 	-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
 	-e infiniband.reth.dmalen -e infiniband.invariant.crc >"$dir/got.txt"
 want=$(wc -l <"$dir/want.txt")
+# Opcodes newer than tshark 4.0's InfiniBand dissector: it names the
+# opcode but decodes none of the headers behind the BTH, so for these only
+# opcode, QP and PSN are compared, the RETH and ICRC fields must come out
+# empty (a newer tshark that decodes them fails here: then drop the opcode
+# from this list), and the ICRC is checked by icrc_check.py instead.
+#   29 (0x1d): ATOMIC WRITE, IBTA 1.5.
+undecoded=" 29 "
+if tshark_old=$(tshark --version | awk 'NR==1 { split($3, v, "."); print (v[1] < 4 || (v[1] == 4 && v[2] == 0)) }') &&
+   [ "$tshark_old" = 1 ]; then
+	awk -F, -v u="$undecoded" 'index(u, " " $1 " ") { $0 = $1 "," $2 "," $3 ",," } 1' OFS=, \
+		"$dir/want.txt" >"$dir/want_ts.txt"
+	mv "$dir/want_ts.txt" "$dir/want.txt"
+	echo "tshark $(tshark --version | awk 'NR==1 { print $3 }') does not decode opcode(s) $(echo $undecoded) beyond the BTH: ICRC checked independently"
+	/usr/bin/python3 "$(dirname "$0")/icrc_check.py" "$dir/all.pcap" || { echo "FAIL: ICRC"; fail=1; }
+fi
 if ! diff -u "$dir/want.txt" "$dir/got.txt"; then
 	echo "FAIL: tshark decodes the trace differently (- expected, + tshark)"
 	fail=1

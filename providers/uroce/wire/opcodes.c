@@ -80,6 +80,9 @@ static const struct base_row base[32] = {
 				 F_LAST | F_PAY, T_RC },
 	[ROCE_SEND_ONLY_INV] = { "SEND_ONLY_WITH_INVALIDATE", ROCE_K_SEND, H(IETH),
 				 F_ONLY | F_PAY, T_RC },
+	/* IBTA 1.5 (9.4.1.x, ATOMIC WRITE): a RETH naming 8 aligned bytes and
+	 * those 8 bytes as payload; acknowledged by a plain ACK. */
+	[ROCE_ATOMIC_WRITE] = { "ATOMIC_WRITE", ROCE_K_ATOMIC_WRITE, H(RETH), F_ONLY | F_PAY, T_RC },
 };
 
 static const struct {

@@ -29,6 +29,7 @@ enum roce_kind {
 	ROCE_K_ATOMIC_ACK,
 	ROCE_K_CMP_SWAP,
 	ROCE_K_FETCH_ADD,
+	ROCE_K_ATOMIC_WRITE,      /* IBTA 1.5: 8 bytes stored at once */
 	ROCE_K_CNP,
 };
 
