@@ -81,6 +81,13 @@ struct roce_deth {
 	uint32_t sqpn;            /* Resv8:8 SrcQP:24 */
 } __attribute__((packed));
 
+/* XRC Extended Transport Header (IBTA vol. 1 ch. 9, XRC since 1.2.1): on
+ * XRC requests only, right after the BTH; names the XRC SRQ at the target
+ * that the message goes to. */
+struct roce_xrceth {
+	uint32_t srqn;            /* Resv8:8 XRCSRQ:24 */
+} __attribute__((packed));
+
 /* RDMA Extended Transport Header, IBTA 9.3.4 (WRITE first/only, READ request). */
 struct roce_reth {
 	uint64_t va;
@@ -153,6 +160,7 @@ enum roce_transport {
 	ROCE_TR_RD = 0x40,
 	ROCE_TR_UD = 0x60,
 	ROCE_TR_CNP = 0x80,
+	ROCE_TR_XRC = 0xa0,       /* XRC: RC's opcodes, requests carry an XRCETH */
 	ROCE_TR_MASK = 0xe0,
 };
 

@@ -443,7 +443,7 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 		return;
 	/* IBTA 11.6.3.1: the owner learns why the QP stopped. */
 	uroce_qp_async_event(qp, ev);
-	if (qp->srq)
+	if (qp->srq && qp->vqp.qp.qp_type != IBV_QPT_XRC_RECV)
 		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 

@@ -155,6 +155,7 @@ struct uroce_qp_eng {
 	uint8_t reconnects;          /* times the peer's port had to be learnt again */
 	bool rd_rewound;             /* a READ/atomic was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
+	uint32_t xrc_srqn;           /* XRC receive QP: the SRQ of the message in progress */
 	uint32_t rd_ahead_psn;       /* the highest response PSN seen since */
 	/* READ responses placed ahead of a gap in the head READ (the one whose
 	 * first PSN is rd_kept_first): bit i is PSN expected + 1 + i. */

@@ -13,6 +13,12 @@
  * operations per service type"). */
 int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
+	/* An XRC send QP has RC's operations but ATOMIC WRITE; an XRC
+	 * receive QP sends nothing. */
+	if (type == IBV_QPT_XRC_RECV || (type == IBV_QPT_XRC_SEND && op == IBV_WR_ATOMIC_WRITE))
+		return 0;
+	if (type == IBV_QPT_XRC_SEND)
+		type = IBV_QPT_RC;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -194,6 +200,8 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		if (err)
 			return err;
 	}
+	if (type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & 0xffffff;
 	return uroce_wqe_check(qp, w);
 }
 
@@ -249,8 +257,10 @@ int uroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	int err = 0;
 
 	pthread_mutex_lock(&qp->lock);
-	/* A QP with an SRQ has no receive queue; RESET takes no WRs (10.8.2). */
-	if (qp->srq || qp->state == IBV_QPS_RESET)
+	/* A QP with an SRQ has no receive queue, nor has either XRC QP;
+	 * RESET takes no WRs (10.8.2). */
+	if (qp->srq || qp->state == IBV_QPS_RESET || ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV)
 		err = EINVAL;
 	for (; wr && !err; wr = wr->next) {
 		err = uroce_fill_recv(&qp->rq, qp->cap.max_recv_sge, wr);

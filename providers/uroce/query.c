@@ -11,13 +11,14 @@
 /*
  * Capability flags list only what works end to end: RNR NAKs are
  * generated, port events are reported, the CQ can be armed again before
- * its events are acknowledged; memory windows of type 1 and 2B (mw.c).
+ * its events are acknowledged; memory windows of type 1 and 2B (mw.c);
+ * XRC (xrc.c).
  * No SRQ resize, no APM.
  */
 static const unsigned int uroce_cap_flags =
 	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
 	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ |
-	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 
 /* IB_UVERBS_DEVICE_ATOMIC_WRITE of the kernel's uapi (Linux 6.2,
  * ib_user_verbs.h); rdma-core 44's headers predate it, the value is fixed
@@ -89,6 +90,8 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 		IBV_ODP_SUPPORT_SRQ_RECV;
 	a->odp_caps.per_transport_caps.ud_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+			  IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 	a->phys_port_cnt_ex = 1;
 }
 

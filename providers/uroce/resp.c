@@ -37,7 +37,7 @@ static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
 		.orig = orig,
 	};
 
-	p.opcode = uroce_pkt_opcode(IBV_QPT_RC, kind, first, last, false, false);
+	p.opcode = uroce_pkt_opcode(qp->vqp.qp.qp_type, kind, first, last, false, false);
 	uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
 }
 
@@ -154,9 +154,9 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
-	if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+	if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 		nak(qp, psn, nak_code);
-	if (qe->recv_wqe_valid)
+	if (qe->recv_wqe_valid && qp->rcq)
 		complete_recv(qp, local, IBV_WC_RECV, 0, pkt, NULL);
 	/* IBTA 11.6.3.1: invalid requests and access violations have their
 	 * own asynchronous events. */
@@ -194,7 +194,7 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	if (pkt->first) {
 		if (!qe->recv_wqe_valid && !take_rwqe(qp)) {
-			if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+			if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 				rnr_nak(qp, pkt->psn);
 			return false;
 		}
@@ -233,7 +233,7 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	/* WRITE with immediate consumes a receive WQE: check before placing. */
 	if (pkt->last && pkt->has_imm && !qe->recv_wqe_valid && !have_rwqe(qp)) {
-		if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+		if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 			rnr_nak(qp, pkt->psn);
 		return false;
 	}
@@ -525,7 +525,7 @@ static bool kind_allowed(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 }
 
-void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
@@ -543,7 +543,8 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		qe->comm_est_sent = true;
 		uroce_qp_async_event(qp, IBV_EVENT_COMM_EST);
 	}
-	if (pkt->transport != uroce_pkt_transport(type)) {
+	/* An XRC send QP has no responder. */
+	if (pkt->transport != uroce_pkt_transport(type) || type == IBV_QPT_XRC_SEND) {
 		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
@@ -639,4 +640,55 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	}
 	if (pkt->ackreq)
 		ack(qp, pkt->psn);
+}
+
+/*
+ * XRC receive QP: every request names, in its XRCETH, the XRC SRQ its
+ * message goes to; that SRQ's PD checks the memory the request touches
+ * and its CQ takes the completion.  An SRQ that does not exist, is not an
+ * XRC SRQ of the QP's domain, or is not the one the message in progress
+ * started with, makes the expected request invalid (NAK Invalid Request,
+ * the QP goes to error).
+ * Other PSNs (duplicates, out of sequence) go the usual way when the SRQ
+ * resolves, and are dropped when it does not.
+ */
+static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	bool expected = psn_diff(pkt->psn, qe->epsn) == 0;
+	bool ok;
+
+	if (pkt->transport != ROCE_TR_XRC || pkt->is_response) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
+		return;
+	}
+	ok = uroce_xrc_resolve(qp, pkt->xrc_srqn);
+	if (ok && !(expected && qe->recv_wqe_valid && qe->xrc_srqn != pkt->xrc_srqn)) {
+		resp_rx(qp, pkt, rx);
+		if (qe->recv_wqe_valid)
+			qe->xrc_srqn = pkt->xrc_srqn;
+		uroce_xrc_release(qp);
+		return;
+	}
+	if (ok)
+		uroce_xrc_release(qp);
+	if (!expected || qp->state < IBV_QPS_RTR || qp->state > IBV_QPS_SQE) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_OTHER, 1);
+		return;
+	}
+	if (uroce_debug)
+		fprintf(stderr, "uroce: XRC QP %u: request for SRQ %u, not one of its domain\n",
+			qp->vqp.qp.qp_num, pkt->xrc_srqn);
+	/* The receive WQE taken for the message belongs to an SRQ this
+	 * request does not name: it is lost with the message. */
+	qe->recv_wqe_valid = false;
+	resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+}
+
+void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+{
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_RECV)
+		xrc_rx(qp, pkt, rx);
+	else
+		resp_rx(qp, pkt, rx);
 }

@@ -186,7 +186,15 @@ static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint1
 
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-	unsupported(qpx);
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+
+	if (!qp->wr_cur)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) {
+		set_error(qp, EINVAL);
+		return;
+	}
+	qp->wr_cur->xrc_srqn = srqn & 0xffffff;
 }
 
 /* The 8 bytes are copied now (ibv_wr_atomic_write(3): the buffer may be

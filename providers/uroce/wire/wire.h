@@ -35,6 +35,7 @@ enum roce_kind {
 
 /* Extended headers, in the order they follow the BTH (IBTA 9.2, figure 29). */
 enum roce_hdr {
+	ROCE_H_XRCETH,            /* XRC requests; never with a DETH */
 	ROCE_H_DETH,
 	ROCE_H_RETH,
 	ROCE_H_ATOMICETH,
@@ -76,7 +77,7 @@ struct roce_pkt {
 	const struct roce_opinfo *info;
 	uint8_t opcode;
 	enum roce_kind kind;
-	uint8_t transport;        /* ROCE_TR_RC / UC / UD / CNP */
+	uint8_t transport;        /* ROCE_TR_RC / UC / UD / XRC / CNP */
 	bool first, last;
 	bool is_response;
 	bool has_imm, has_inv;
@@ -100,6 +101,8 @@ struct roce_pkt {
 	/* ImmDt (kept in network order, as ibv_wc wants it), IETH */
 	uint32_t imm;
 	uint32_t inv_rkey;
+	/* XRCETH */
+	uint32_t xrc_srqn;
 	/* DETH */
 	uint32_t qkey;
 	uint32_t sqpn;
