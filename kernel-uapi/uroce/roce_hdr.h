@@ -73,6 +73,7 @@ struct roce_bth {
 #define ROCE_BTH_BECN 0x40000000u
 #define ROCE_BTH_ACKREQ 0x80000000u
 #define ROCE_QPN_MASK 0x00ffffffu
+#define ROCE_QPN_MULTICAST 0x00ffffffu  /* a multicast packet's DestQP (IBTA 9.2) */
 #define ROCE_PSN_MASK 0x00ffffffu
 
 /* Datagram Extended Transport Header, IBTA 9.3.3 (UD). */

@@ -105,6 +105,10 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		uroce_gsi_rx(eng, rx, &pkt);
 		return;
 	}
+	if (qpn == ROCE_QPN_MULTICAST) {
+		uroce_mcast_rx(eng, rx, &pkt);
+		return;
+	}
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	if (qpn < UROCE_MAX_QP)
 		qp = eng->qps[qpn];
@@ -226,6 +230,7 @@ static void engine_free(struct uroce_engine *eng)
 	uroce_gsi_detach(eng);
 	dump_counters(eng);
 	uroce_stats_detach(eng);
+	uroce_mcast_close(eng);
 	uroce_udp_close(eng);
 	if (eng->epfd >= 0)
 		close(eng->epfd);
@@ -256,6 +261,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev)
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->tx_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
+	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
 	eng->conns = calloc(UROCE_MAX_QP, sizeof(*eng->conns));

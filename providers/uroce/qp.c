@@ -605,6 +605,8 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	struct uroce_qp *qp = to_uqp(ibqp);
 	struct uroce_context *ctx = qp->ctx;
 
+	if (uroce_mcast_attached(qp))
+		return EBUSY;
 	uroce_engine_qp_destroy(qp);
 	hold(qp, -1);
 	pthread_mutex_destroy(&qp->lock);

@@ -262,6 +262,10 @@ void uroce_srqn_free(struct uroce_srq *srq);
 bool uroce_xrc_resolve(struct uroce_qp *qp, uint32_t srqn);
 void uroce_xrc_release(struct uroce_qp *qp);
 
+/* mcast.c */
+int uroce_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int uroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);
 /* Fill AV from an ibv_ah_attr (RoCE: GRH required); 0 or an errno. */
