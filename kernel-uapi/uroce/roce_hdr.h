@@ -73,12 +73,20 @@ struct roce_bth {
 #define ROCE_BTH_BECN 0x40000000u
 #define ROCE_BTH_ACKREQ 0x80000000u
 #define ROCE_QPN_MASK 0x00ffffffu
+#define ROCE_QPN_MULTICAST 0x00ffffffu  /* a multicast packet's DestQP (IBTA 9.2) */
 #define ROCE_PSN_MASK 0x00ffffffu
 
 /* Datagram Extended Transport Header, IBTA 9.3.3 (UD). */
 struct roce_deth {
 	uint32_t qkey;
 	uint32_t sqpn;            /* Resv8:8 SrcQP:24 */
+} __attribute__((packed));
+
+/* XRC Extended Transport Header (IBTA vol. 1 ch. 9, XRC since 1.2.1): on
+ * XRC requests only, right after the BTH; names the XRC SRQ at the target
+ * that the message goes to. */
+struct roce_xrceth {
+	uint32_t srqn;            /* Resv8:8 XRCSRQ:24 */
 } __attribute__((packed));
 
 /* RDMA Extended Transport Header, IBTA 9.3.4 (WRITE first/only, READ request). */
@@ -153,6 +161,7 @@ enum roce_transport {
 	ROCE_TR_RD = 0x40,
 	ROCE_TR_UD = 0x60,
 	ROCE_TR_CNP = 0x80,
+	ROCE_TR_XRC = 0xa0,       /* XRC: RC's opcodes, requests carry an XRCETH */
 	ROCE_TR_MASK = 0xe0,
 };
 
@@ -180,6 +189,7 @@ enum roce_base_opcode {
 	ROCE_FETCH_ADD = 0x14,
 	ROCE_SEND_LAST_INV = 0x16,
 	ROCE_SEND_ONLY_INV = 0x17,
+	ROCE_ATOMIC_WRITE = 0x1d,   /* IBTA 1.5 (RC only): RETH + 8 bytes of payload */
 	ROCE_BASE_MASK = 0x1f,
 };
 

@@ -336,7 +336,8 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	struct uroce_qp_eng *qe = qp->engine;
 	uint32_t una = qe->una_psn;
 
-	if (qp->vqp.qp.qp_type != IBV_QPT_RC ||
+	/* Responses are for the requester of RC and XRC send QPs. */
+	if ((qp->vqp.qp.qp_type != IBV_QPT_RC && qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) ||
 	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_QP_STATE, 1);
 		return;

@@ -106,6 +106,10 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		uroce_gsi_rx(eng, rx, &pkt);
 		return;
 	}
+	if (qpn == ROCE_QPN_MULTICAST) {
+		uroce_mcast_rx(eng, rx, &pkt);
+		return;
+	}
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	if (qpn < UROCE_MAX_QP)
 		qp = eng->qps[qpn];
@@ -227,6 +231,7 @@ static void engine_free(struct uroce_engine *eng)
 	uroce_gsi_detach(eng);
 	dump_counters(eng);
 	uroce_stats_detach(eng);
+	uroce_mcast_close(eng);
 	uroce_udp_close(eng);
 	if (eng->epfd >= 0)
 		close(eng->epfd);
@@ -257,6 +262,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev)
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->tx_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
+	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
 	eng->conns = calloc(UROCE_MAX_QP, sizeof(*eng->conns));
@@ -355,6 +361,8 @@ static enum ibv_wc_opcode send_wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
@@ -443,7 +451,7 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 		return;
 	/* IBTA 11.6.3.1: the owner learns why the QP stopped. */
 	uroce_qp_async_event(qp, ev);
-	if (qp->srq)
+	if (qp->srq && qp->vqp.qp.qp_type != IBV_QPT_XRC_RECV)
 		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 

@@ -24,6 +24,8 @@
 struct uroce_pcap;
 
 #define UROCE_CONN_BASE 64
+/* epoll data of multicast group sockets (mcast.c): MCAST_BASE + group slot. */
+#define UROCE_MCAST_BASE (UROCE_CONN_BASE + UROCE_MAX_QP)
 /* Packets in flight per QP before the requester waits for an ACK. */
 #define UROCE_WINDOW_PKTS 64
 /* Ask for an ACK at least every this many packets of a long message. */
@@ -101,6 +103,18 @@ struct uroce_engine {
 	bool stats_shared;
 
 	struct uroce_gsi *gsi;       /* QP1 (cm/gsi.c) */
+
+	/* UD multicast (mcast.c): the groups this process's QPs on the device
+	 * joined, each with its socket; NULL until the first attach. */
+	pthread_mutex_t mcast_lock;
+	struct uroce_mcast_grp *mcast;
+};
+
+struct uroce_mcast_grp {
+	struct uroce_rxsock rs;      /* bound GROUP:4791, joined on the netdev; fd 0: free slot */
+	union ibv_gid mgid;
+	uint32_t qpns[UROCE_MAX_MCAST_QP_ATTACH];
+	int n_qps;
 };
 
 /* stats.c: give ENG its counters (published for `uroce stat`); 0 or -1. */
@@ -155,6 +169,7 @@ struct uroce_qp_eng {
 	uint8_t reconnects;          /* times the peer's port had to be learnt again */
 	bool rd_rewound;             /* a READ/atomic was resent from rd_rewind_psn already */
 	uint32_t rd_rewind_psn;
+	uint32_t xrc_srqn;           /* XRC receive QP: the SRQ of the message in progress */
 	uint32_t rd_ahead_psn;       /* the highest response PSN seen since */
 	/* READ responses placed ahead of a gap in the head READ (the one whose
 	 * first PSN is rd_kept_first): bit i is PSN expected + 1 + i. */
@@ -237,7 +252,19 @@ void uroce_check_drained(struct uroce_qp *qp);
 void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 			 enum ibv_wc_status status);
 
+struct roce_pkt;
+/* mcast.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to the
+ * group RX->dst_ip: delivered to every QP of ENG attached to it. */
+void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt);
+/* QP is attached to a group. */
+bool uroce_mcast_attached(struct uroce_qp *qp);
+void uroce_mcast_close(struct uroce_engine *eng);
+
 /* transport_udp.c */
+/* Open RS->fd bound to the group RS->ip (RS->family):4791, joined on the
+ * engine's netdev, polled with epoll data IDX; leave and close it. */
+int uroce_udp_mcast_join(struct uroce_engine *eng, struct uroce_rxsock *rs, uint64_t idx);
+void uroce_udp_mcast_leave(struct uroce_engine *eng, struct uroce_rxsock *rs);
 int uroce_udp_open(struct uroce_engine *eng);
 /* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY; the
  * scope of a link-local IPv6 address is IFINDEX.  Pure: safe after fork. */

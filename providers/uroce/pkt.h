@@ -23,7 +23,8 @@ struct uroce_av;
 /* The wire transport of a QP type. */
 static inline uint8_t uroce_pkt_transport(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_UC ? ROCE_TR_UC : type == IBV_QPT_UD ? ROCE_TR_UD : ROCE_TR_RC;
+	return type == IBV_QPT_UC ? ROCE_TR_UC : type == IBV_QPT_UD ? ROCE_TR_UD :
+	       type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV ? ROCE_TR_XRC : ROCE_TR_RC;
 }
 
 /* The opcode for a packet of KIND on QP_TYPE at a position in its message. */

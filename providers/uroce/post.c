@@ -14,6 +14,12 @@
  * operations per service type"). */
 int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
+	/* An XRC send QP has RC's operations but ATOMIC WRITE; an XRC
+	 * receive QP sends nothing. */
+	if (type == IBV_QPT_XRC_RECV || (type == IBV_QPT_XRC_SEND && op == IBV_WR_ATOMIC_WRITE))
+		return 0;
+	if (type == IBV_QPT_XRC_SEND)
+		type = IBV_QPT_RC;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -24,6 +30,7 @@ int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
 	case IBV_WR_BIND_MW:
@@ -107,6 +114,11 @@ int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			return EINVAL;
 	if (w->opcode == IBV_WR_RDMA_READ && (w->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
+	/* IBTA 1.5 ATOMIC WRITE: exactly 8 bytes (from SGEs or inline data).
+	 * The target's alignment is the responder's to check (a NAK), as for
+	 * the other atomics. */
+	if (w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8)
+		return EINVAL;
 	return 0;
 }
 
@@ -169,6 +181,7 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		/* fall through */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_WRITE: /* its 8 bytes are the SGE list's, as rxe takes them */
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 		break;
@@ -188,6 +201,8 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		if (err)
 			return err;
 	}
+	if (type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & 0xffffff;
 	return uroce_wqe_check(qp, w);
 }
 
@@ -244,8 +259,10 @@ int uroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	int err = 0;
 
 	pthread_mutex_lock(&qp->lock);
-	/* A QP with an SRQ has no receive queue; RESET takes no WRs (10.8.2). */
-	if (qp->srq || qp->state == IBV_QPS_RESET)
+	/* A QP with an SRQ has no receive queue, nor has either XRC QP;
+	 * RESET takes no WRs (10.8.2). */
+	if (qp->srq || qp->state == IBV_QPS_RESET || ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV)
 		err = EINVAL;
 	for (; wr && !err; wr = wr->next) {
 		err = uroce_fill_recv(&qp->rq, qp->cap.max_recv_sge, wr);

@@ -148,6 +148,33 @@ static int type_index(enum ibv_qp_type t)
 	return t == IBV_QPT_UD ? T_UD : t == IBV_QPT_UC ? T_UC : T_RC;
 }
 
+/*
+ * XRC's two halves follow RC's rows but for what a half has no use for
+ * (the kernel's qp_state_table, XRC_INI and XRC_TGT columns): the send
+ * QP's responder side (MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER at RTR) and the
+ * receive QP's requester side (RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC at
+ * RTS) are not required.  They stay allowed: programs written for RC pass
+ * them.
+ */
+static const struct {
+	enum ibv_qp_type type;
+	enum ibv_qp_state cur, next;
+	int not_required;
+} xrc_relaxed[] = {
+	{ IBV_QPT_XRC_SEND, IBV_QPS_INIT, IBV_QPS_RTR, A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER) },
+	{ IBV_QPT_XRC_RECV, IBV_QPS_RTR, IBV_QPS_RTS,
+	  A(RETRY_CNT) | A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) },
+};
+
+static int relaxed(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next)
+{
+	for (size_t i = 0; i < sizeof(xrc_relaxed) / sizeof(xrc_relaxed[0]); i++)
+		if (xrc_relaxed[i].type == type && xrc_relaxed[i].cur == cur &&
+		    xrc_relaxed[i].next == next)
+			return xrc_relaxed[i].not_required;
+	return 0;
+}
+
 /* 0, or the errno a transition from CUR with ATTR/MASK must fail with. */
 static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
 			    const struct ibv_qp_attr *attr, int mask)
@@ -155,6 +182,7 @@ static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
 	enum ibv_qp_state next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
 	const struct transition *t;
 	int ti = type_index(qp->vqp.qp.qp_type);
+	int required;
 
 	if ((unsigned int)next > IBV_QPS_ERR || (unsigned int)cur > IBV_QPS_ERR)
 		return EINVAL;
@@ -163,7 +191,8 @@ static int check_transition(struct uroce_qp *qp, enum ibv_qp_state cur,
 	t = &qp_transitions[cur][next];
 	if (!(t->valid & (1u << ti)))
 		return EINVAL;
-	if ((mask & t->required[ti]) != t->required[ti])
+	required = t->required[ti] & ~relaxed(qp->vqp.qp.qp_type, cur, next);
+	if ((mask & required) != required)
 		return EINVAL;
 	if (mask & ~(t->required[ti] | t->optional[ti] | IBV_QP_STATE))
 		return EINVAL;
@@ -278,7 +307,8 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		/* Its completions still queued go too, as hardware providers
 		 * clean their CQs (mlx5_cq_clean): a QP reused after Reset
 		 * never meets the flushes of its previous life. */
-		uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
+		if (qp->scq)
+			uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
 		if (qp->rcq && qp->rcq != qp->scq)
 			uroce_cq_clean(qp->rcq, qp->vqp.qp.qp_num);
 	}
@@ -343,26 +373,72 @@ static uint64_t supported_send_ops(enum ibv_qp_type t)
 	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 		      IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+		      IBV_QP_EX_WITH_ATOMIC_WRITE;
 
-	return t == IBV_QPT_UD ? ud : t == IBV_QPT_UC ? uc : rc;
+	/* XRC sends are RC's but ATOMIC WRITE (RC only here); XRC receive
+	 * QPs send nothing. */
+	uint64_t xrc = rc & ~IBV_QP_EX_WITH_ATOMIC_WRITE;
+
+	return t == IBV_QPT_UD ? ud : t == IBV_QPT_UC ? uc : t == IBV_QPT_XRC_SEND ? xrc :
+	       t == IBV_QPT_XRC_RECV ? 0 : rc;
 }
 
-static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *ia)
+/* Take (N 1) or give back (N -1) the QP's hold on what it was made with. */
+static void hold(struct uroce_qp *qp, int n)
+{
+	if (qp->pd)
+		atomic_fetch_add(&qp->pd->users, n);
+	if (qp->scq)
+		atomic_fetch_add(&qp->scq->users, n);
+	if (qp->rcq)
+		atomic_fetch_add(&qp->rcq->users, n);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, n);
+	uroce_xrcd_hold(qp->xrcd, n);
+}
+
+static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *in)
 {
 	struct uroce_context *ctx = to_uctx(context);
+	/* What is used of the caller's attributes (XRC QPs ignore some);
+	 * only the granted capabilities are written back. */
+	struct ibv_qp_init_attr_ex use = *in, *ia = &use;
 	struct ibv_qp_cap *cap = &ia->cap;
 	struct uroce_qp *qp;
 	uint32_t sq_data;
 	int err = EINVAL;
+	enum ibv_qp_type type = ia->qp_type;
+	/* An XRC send QP has no receive side (no receive CQ, SRQ or queue);
+	 * an XRC receive QP has only its domain: its responder takes PD, SRQ
+	 * and CQ from the XRC SRQ each request names (xrc.c). */
+	bool xsend = type == IBV_QPT_XRC_SEND, xrecv = type == IBV_QPT_XRC_RECV;
 
-	if (ia->qp_type != IBV_QPT_RC && ia->qp_type != IBV_QPT_UC && ia->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP; /* no XRC, raw packet or driver QPs */
+	if (type != IBV_QPT_RC && type != IBV_QPT_UC && type != IBV_QPT_UD && !xsend && !xrecv) {
+		errno = EOPNOTSUPP; /* no raw packet or driver QPs */
 		return NULL;
 	}
-	if (!ia->send_cq || !ia->recv_cq || !ia->pd || ia->pd->context != context ||
-	    ia->send_cq->context != context || ia->recv_cq->context != context ||
-	    (ia->srq && ia->srq->context != context) ||
+	if (xsend || xrecv) {
+		ia->recv_cq = NULL;
+		ia->srq = NULL;
+		cap->max_recv_wr = cap->max_recv_sge = 0;
+	}
+	if (xrecv) {
+		ia->send_cq = NULL;
+		ia->pd = NULL;
+		cap->max_send_wr = cap->max_send_sge = cap->max_inline_data = 0;
+		if (!(ia->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !ia->xrcd ||
+		    ia->xrcd->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+	} else if (!ia->send_cq || !ia->pd || ia->pd->context != context ||
+		   ia->send_cq->context != context || (!xsend && !ia->recv_cq) ||
+		   (ia->recv_cq && ia->recv_cq->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((ia->srq && ia->srq->context != context) ||
 	    cap->max_send_wr > UROCE_MAX_QP_WR || cap->max_send_sge > UROCE_MAX_SGE ||
 	    cap->max_inline_data > UROCE_MAX_INLINE ||
 	    (!ia->srq && (cap->max_recv_wr > UROCE_MAX_QP_WR || cap->max_recv_sge > UROCE_MAX_SGE))) {
@@ -375,9 +451,10 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		return NULL;
 	}
 	qp->ctx = ctx;
-	qp->pd = to_upd(ia->pd);
-	qp->scq = to_ucq(ia->send_cq);
-	qp->rcq = to_ucq(ia->recv_cq);
+	qp->pd = ia->pd ? to_upd(ia->pd) : NULL;
+	qp->scq = ia->send_cq ? to_ucq(ia->send_cq) : NULL;
+	qp->rcq = ia->recv_cq ? to_ucq(ia->recv_cq) : NULL;
+	qp->xrcd = xrecv ? uroce_xrcd_dom(ia->xrcd) : NULL;
 	qp->srq = ia->srq ? to_usrq(ia->srq) : NULL;
 	qp->sq_sig_all = ia->sq_sig_all;
 	/* Granted capabilities: at least what was asked. */
@@ -392,7 +469,9 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	qp->cap.max_inline_data = qp->sq.stride - sizeof(struct uroce_send_wqe);
 	if (qp->cap.max_inline_data > UROCE_MAX_INLINE)
 		qp->cap.max_inline_data = UROCE_MAX_INLINE;
-	if (!qp->srq) {
+	if (xrecv)
+		qp->cap = (struct ibv_qp_cap){ 0 };
+	if (!qp->srq && !xsend && !xrecv) {
 		qp->cap.max_recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 		if ((err = ring_alloc(&qp->rq, ia->pd, cap->max_recv_wr,
 				      sizeof(struct uroce_recv_wqe) +
@@ -400,7 +479,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 			goto fail;
 		qp->cap.max_recv_wr = qp->rq.size;
 	}
-	*cap = qp->cap;
+	in->cap = qp->cap;
 	if (ia->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		qp->send_ops_flags = ia->send_ops_flags;
 	pthread_mutex_init(&qp->lock, NULL);
@@ -415,6 +494,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	q->send_cq = ia->send_cq;
 	q->recv_cq = ia->recv_cq;
 	q->srq = ia->srq;
+	qp->vqp.xrcd = xrecv ? (struct verbs_xrcd *)ia->xrcd : NULL;
 	q->state = IBV_QPS_RESET;
 	q->qp_type = ia->qp_type;
 	q->events_completed = 0;
@@ -428,11 +508,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	if (err)
 		goto fail;
 	q->handle = q->qp_num;
-	atomic_fetch_add(&qp->pd->users, 1);
-	atomic_fetch_add(&qp->scq->users, 1);
-	atomic_fetch_add(&qp->rcq->users, 1);
-	if (qp->srq)
-		atomic_fetch_add(&qp->srq->users, 1);
+	hold(qp, 1);
 	return q;
 fail:
 	ring_free(&qp->sq, ia->pd);
@@ -465,12 +541,14 @@ struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ia)
 {
 	/* Every bit libibverbs 44 defines: the ones we do not offer are
-	 * EOPNOTSUPP (XRC, TSO, RSS), bits beyond them are EINVAL. */
+	 * EOPNOTSUPP (TSO, RSS), bits beyond them are EINVAL. */
 	const uint32_t defined = (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS << 1) - 1;
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_XRCD;
 
-	if (!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) || (ia->comp_mask & ~defined)) {
+	/* Every QP but an XRC receive QP needs a PD. */
+	if ((!(ia->comp_mask & IBV_QP_INIT_ATTR_PD) && ia->qp_type != IBV_QPT_XRC_RECV) ||
+	    (ia->comp_mask & ~defined)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -501,12 +579,10 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	struct uroce_qp *qp = to_uqp(ibqp);
 	struct uroce_context *ctx = qp->ctx;
 
+	if (uroce_mcast_attached(qp))
+		return EBUSY;
 	uroce_engine_qp_destroy(qp);
-	atomic_fetch_sub(&qp->pd->users, 1);
-	atomic_fetch_sub(&qp->scq->users, 1);
-	atomic_fetch_sub(&qp->rcq->users, 1);
-	if (qp->srq)
-		atomic_fetch_sub(&qp->srq->users, 1);
+	hold(qp, -1);
 	pthread_mutex_destroy(&qp->lock);
 	ring_free(&qp->sq, ibqp->pd);
 	ring_free(&qp->rq, ibqp->pd);

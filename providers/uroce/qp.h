@@ -43,6 +43,8 @@ struct uroce_ah {
 	struct uroce_av av;
 };
 
+struct uroce_xrcd_dom;
+
 /* ---- work queue entries ------------------------------------------------ */
 
 struct uroce_sge {
@@ -75,6 +77,7 @@ struct uroce_send_wqe {
 	struct uroce_av av;
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	uint32_t xrc_srqn;           /* XRC send QPs: the target's XRC SRQ (XRCETH) */
 	/* payload */
 	uint32_t num_sge;
 	uint32_t inline_len;         /* valid when IBV_SEND_INLINE */
@@ -150,6 +153,10 @@ struct uroce_srq {
 	struct uroce_pd *pd;
 	atomic_int users;            /* QPs attached: destroy_srq is EBUSY while > 0 */
 	struct uroce_evobj ev;       /* SRQ_LIMIT_REACHED names it (events.h) */
+	/* XRC SRQs (xrc.c): their domain and the CQ their completions go to.
+	 * Every SRQ has a number (vsrq.srq_num); XRCETHs name XRC SRQs by it. */
+	struct uroce_xrcd_dom *xrcd;
+	struct uroce_cq *cq;
 };
 
 static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
@@ -175,9 +182,12 @@ struct uroce_qp {
 
 	struct uroce_ring sq;        /* struct uroce_send_wqe slots */
 	struct uroce_ring rq;        /* struct uroce_recv_wqe slots (no SRQ) */
+	/* An XRC receive (TGT) QP has none of these of its own: its responder
+	 * takes them from the XRC SRQ each request names (xrc.c). */
 	struct uroce_srq *srq;
 	struct uroce_cq *scq, *rcq;
 	struct uroce_pd *pd;
+	struct uroce_xrcd_dom *xrcd;  /* XRC receive QPs */
 
 	/* remote end (RC/UC from modify_qp RTR; UD per WQE) */
 	struct uroce_av av;
@@ -191,6 +201,13 @@ struct uroce_qp {
 	/* engine-private state (requester, responder, completer) */
 	void *engine;
 };
+
+/* The reliable connected service: RC, and XRC, whose two halves (the send
+ * QP's requester, the receive QP's responder) run RC's protocol. */
+static inline bool uroce_qp_type_rc(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV;
+}
 
 static inline struct uroce_qp *to_uqp(struct ibv_qp *qp)
 {
@@ -223,6 +240,28 @@ int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int uroce_destroy_srq(struct ibv_srq *srq);
 int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+
+/* xrc.c: XRC domains, XRC SRQs and their numbers */
+struct ibv_xrcd *uroce_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
+int uroce_close_xrcd(struct ibv_xrcd *xrcd);
+struct uroce_xrcd_dom *uroce_xrcd_dom(struct ibv_xrcd *xrcd);
+void uroce_xrcd_hold(struct uroce_xrcd_dom *d, int n);
+struct ibv_srq *uroce_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* Give SRQ a number; take it back.  0 or an errno. */
+int uroce_srqn_alloc(struct uroce_srq *srq);
+void uroce_srqn_free(struct uroce_srq *srq);
+/* XRC receive QP: make the XRC SRQ named SRQN the target of the request
+ * being handled (qp->srq, rcq, pd); the SRQ must be of the QP's XRC
+ * domain.  Called with qp->lock held; the SRQ stays valid until
+ * uroce_xrc_release.  False if no such SRQ is the QP's to use. */
+bool uroce_xrc_resolve(struct uroce_qp *qp, uint32_t srqn);
+void uroce_xrc_release(struct uroce_qp *qp);
+
+/* mcast.c */
+int uroce_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int uroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 
 struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int uroce_destroy_ah(struct ibv_ah *ah);

@@ -11,13 +11,19 @@
 /*
  * Capability flags list only what works end to end: RNR NAKs are
  * generated, port events are reported, the CQ can be armed again before
- * its events are acknowledged; memory windows of type 1 and 2B (mw.c).
+ * its events are acknowledged; memory windows of type 1 and 2B (mw.c);
+ * XRC (xrc.c).
  * No SRQ resize, no APM.
  */
 static const unsigned int uroce_cap_flags =
 	IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_PORT_ACTIVE_EVENT |
 	IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_N_NOTIFY_CQ |
-	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
+
+/* IB_UVERBS_DEVICE_ATOMIC_WRITE of the kernel's uapi (Linux 6.2,
+ * ib_user_verbs.h); rdma-core 44's headers predate it, the value is fixed
+ * by the ABI.  pyverbs and perftest read it from device_cap_flags_ex. */
+#define UROCE_DEVICE_ATOMIC_WRITE (1ULL << 40)
 
 static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_ex *a)
 {
@@ -55,9 +61,10 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->max_mw = UROCE_MAX_MR; /* windows share the MRs' key table */
 	o->max_raw_ipv6_qp = 0;
 	o->max_raw_ethy_qp = 0;
-	o->max_mcast_grp = 0;
-	o->max_mcast_qp_attach = 0;
-	o->max_total_mcast_qp_attach = 0;
+	/* UD multicast over IP multicast (mcast.c): per device and process. */
+	o->max_mcast_grp = UROCE_MAX_MCAST_GRP;
+	o->max_mcast_qp_attach = UROCE_MAX_MCAST_QP_ATTACH;
+	o->max_total_mcast_qp_attach = UROCE_MAX_MCAST_GRP * UROCE_MAX_MCAST_QP_ATTACH;
 	o->max_ah = UROCE_MAX_AH;
 	o->max_fmr = 0;
 	o->max_map_per_fmr = 0;
@@ -68,7 +75,8 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
 
-	a->device_cap_flags_ex = uroce_cap_flags;
+	/* ATOMIC WRITE (IBTA 1.5, RC): resp.c */
+	a->device_cap_flags_ex = uroce_cap_flags | UROCE_DEVICE_ATOMIC_WRITE;
 	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
 	a->completion_timestamp_mask = UINT64_MAX;
 	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;
@@ -83,6 +91,8 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 		IBV_ODP_SUPPORT_SRQ_RECV;
 	a->odp_caps.per_transport_caps.ud_odp_caps =
 		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+			  IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 	a->phys_port_cnt_ex = 1;
 }
 

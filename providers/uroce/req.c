@@ -63,7 +63,7 @@ void uroce_req_restart_timer(struct uroce_qp *qp)
 
 	qe->probes = 0;
 	qe->probe_ns = 0;
-	if (qp->vqp.qp.qp_type == IBV_QPT_RC && unacked(qe) && t) {
+	if (uroce_qp_type_rc(qp->vqp.qp.qp_type) && unacked(qe) && t) {
 		qe->deadline_ns = now + t;
 		if (probe_delay_ns(qe) * 2 <= t)
 			qe->probe_ns = now + probe_delay_ns(qe);
@@ -123,6 +123,7 @@ static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ro
 	p->solicited = !!(w->send_flags & IBV_SEND_SOLICITED);
 	p->imm = w->imm_data;
 	p->inv_rkey = w->invalidate_rkey;
+	p->xrc_srqn = w->xrc_srqn; /* XRC: the XRCETH (other transports have none) */
 }
 
 /* Send one packet carrying bytes [off, off+len) of W. */
@@ -182,8 +183,13 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM: {
-		bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_ATOMIC_WRITE: {
+		/* ATOMIC WRITE travels as a one-packet WRITE with its own
+		 * opcode (8 bytes, one packet whatever the MTU). */
+		bool awrite = w->opcode == IBV_WR_ATOMIC_WRITE;
+		bool write = awrite || w->opcode == IBV_WR_RDMA_WRITE ||
+			     w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		uint64_t off = qe->cur_off;
 		uint32_t len = w->length - off > mtu ? mtu : (uint32_t)(w->length - off);
 		bool first = off == 0, last = off + len == w->length;
@@ -192,7 +198,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			local_error(qp, w, IBV_WC_LOC_LEN_ERR);
 			return -1;
 		}
-		p.kind = write ? ROCE_K_WRITE : ROCE_K_SEND;
+		p.kind = awrite ? ROCE_K_ATOMIC_WRITE : write ? ROCE_K_WRITE : ROCE_K_SEND;
 		p.opcode = uroce_pkt_opcode(type, p.kind, first, last,
 					    w->opcode == IBV_WR_SEND_WITH_IMM ||
 					    w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -207,7 +213,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			p.sqpn = qp->vqp.qp.qp_num;
 		}
 		p.psn = qe->cur_psn;
-		if (type == IBV_QPT_RC)
+		if (uroce_qp_type_rc(type))
 			p.ackreq = last || qe->probe_ackreq ||
 				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY;
 		if (p.ackreq) {
@@ -309,7 +315,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 			/* SQD: finish what started, start nothing new (IBTA 10.3.1.6). */
 			if (qp->state == IBV_QPS_SQD)
 				break;
-			if (type == IBV_QPT_RC && uroce_is_rd_atomic(w->opcode) &&
+			if (uroce_qp_type_rc(type) && uroce_is_rd_atomic(w->opcode) &&
 			    qe->rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 				break;
 			/* Fence: wait for earlier READs and atomics (IBTA 10.8.3.3). */
@@ -317,7 +323,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 				break;
 			start_wqe(qp, w);
 		}
-		if (type == IBV_QPT_RC && unacked(qe) >= UROCE_WINDOW_PKTS)
+		if (uroce_qp_type_rc(type) && unacked(qe) >= UROCE_WINDOW_PKTS)
 			break;
 		done = send_some(qp, w);
 		if (done < 0)
@@ -331,11 +337,11 @@ void uroce_req_progress(struct uroce_qp *qp)
 		/* Unreliable transports complete a WQE once it is on the wire;
 		 * a local operation at the head of the queue, at once (behind
 		 * others, the ACK that completes them completes it). */
-		if (type != IBV_QPT_RC || (uroce_is_local_op(w->opcode) &&
+		if (!uroce_qp_type_rc(type) || (uroce_is_local_op(w->opcode) &&
 					   ring_slot(&qp->sq, qp->sq.cons) == w))
 			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
 	}
-	if (sent_any && type == IBV_QPT_RC && !qe->deadline_ns)
+	if (sent_any && uroce_qp_type_rc(type) && !qe->deadline_ns)
 		uroce_req_restart_timer(qp);
 }
 

@@ -38,7 +38,7 @@ static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
 		.orig = orig,
 	};
 
-	p.opcode = uroce_pkt_opcode(IBV_QPT_RC, kind, first, last, false, false);
+	p.opcode = uroce_pkt_opcode(qp->vqp.qp.qp_type, kind, first, last, false, false);
 	uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
 }
 
@@ -157,9 +157,9 @@ static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
 	struct uroce_qp_eng *qe = qp->engine;
 
 	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_NAK_FATAL, psn, nak_code));
-	if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+	if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 		nak(qp, psn, nak_code);
-	if (qe->recv_wqe_valid)
+	if (qe->recv_wqe_valid && qp->rcq)
 		complete_recv(qp, local, IBV_WC_RECV, 0, pkt, NULL);
 	/* IBTA 11.6.3.1: invalid requests and access violations have their
 	 * own asynchronous events. */
@@ -197,7 +197,7 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	if (pkt->first) {
 		if (!qe->recv_wqe_valid && !take_rwqe(qp)) {
-			if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+			if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 				rnr_nak(qp, pkt->psn);
 			return false;
 		}
@@ -236,7 +236,7 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	/* WRITE with immediate consumes a receive WQE: check before placing. */
 	if (pkt->last && pkt->has_imm && !qe->recv_wqe_valid && !have_rwqe(qp)) {
-		if (qp->vqp.qp.qp_type == IBV_QPT_RC)
+		if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
 			rnr_nak(qp, pkt->psn);
 		return false;
 	}
@@ -340,6 +340,37 @@ static void do_atomic(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		  true, true, orig);
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5): the 8 payload bytes replace the 8 aligned bytes
+ * the RETH names, in one store that no other access through this engine or
+ * of the local CPUs can see half done.  It needs remote write access (QP
+ * and key), like rxe; a misaligned target or a length other than 8 is an
+ * invalid request.  Acknowledged like a WRITE; a duplicate is acknowledged
+ * again and not re-executed (see duplicate()).
+ */
+static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint64_t *target, val;
+
+	if ((pkt->va & 7) || pkt->dma_len != 8 || pkt->paylen != 8) {
+		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		return false;
+	}
+	uroce_mem_lock(qp);
+	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_WRITE);
+	if (!target) {
+		uroce_mem_unlock(qp);
+		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		return false;
+	}
+	memcpy(&val, pkt->payload, 8); /* the bytes as sent: no byte order applies */
+	__atomic_store_n(target, val, __ATOMIC_SEQ_CST);
+	uroce_mem_unlock(qp);
+	qe->msn++;
+	return true;
+}
+
 /* ---- duplicates (IBTA 9.7.5.1.1) -------------------------------------------- */
 
 static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
@@ -386,7 +417,7 @@ static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			}
 		return; /* too old to answer: the requester times out */
 	default:
-		/* SEND/WRITE: acknowledge again, deliver nothing. */
+		/* SEND/WRITE/ATOMIC WRITE: acknowledge again, deliver nothing. */
 		ack(qp, psn_add(qe->epsn, -1u));
 		return;
 	}
@@ -486,6 +517,7 @@ static bool kind_allowed(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 	switch (pkt->kind) {
 	case ROCE_K_WRITE:
+	case ROCE_K_ATOMIC_WRITE:
 		return acc & IBV_ACCESS_REMOTE_WRITE;
 	case ROCE_K_READ_REQ:
 		return acc & IBV_ACCESS_REMOTE_READ;
@@ -497,7 +529,7 @@ static bool kind_allowed(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 }
 
-void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
@@ -515,7 +547,8 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		qe->comm_est_sent = true;
 		uroce_qp_async_event(qp, IBV_EVENT_COMM_EST);
 	}
-	if (pkt->transport != uroce_pkt_transport(type)) {
+	/* An XRC send QP has no responder. */
+	if (pkt->transport != uroce_pkt_transport(type) || type == IBV_QPT_XRC_SEND) {
 		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
@@ -590,6 +623,11 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 			return;
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
+	case ROCE_K_ATOMIC_WRITE:
+		if (!do_atomic_write(qp, pkt))
+			return;
+		qe->epsn = psn_add(qe->epsn, 1);
+		break;
 	case ROCE_K_READ_REQ: {
 		do_read(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
@@ -607,4 +645,55 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	}
 	if (pkt->ackreq)
 		ack(qp, pkt->psn);
+}
+
+/*
+ * XRC receive QP: every request names, in its XRCETH, the XRC SRQ its
+ * message goes to; that SRQ's PD checks the memory the request touches
+ * and its CQ takes the completion.  An SRQ that does not exist, is not an
+ * XRC SRQ of the QP's domain, or is not the one the message in progress
+ * started with, makes the expected request invalid (NAK Invalid Request,
+ * the QP goes to error).
+ * Other PSNs (duplicates, out of sequence) go the usual way when the SRQ
+ * resolves, and are dropped when it does not.
+ */
+static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	bool expected = psn_diff(pkt->psn, qe->epsn) == 0;
+	bool ok;
+
+	if (pkt->transport != ROCE_TR_XRC || pkt->is_response) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
+		return;
+	}
+	ok = uroce_xrc_resolve(qp, pkt->xrc_srqn);
+	if (ok && !(expected && qe->recv_wqe_valid && qe->xrc_srqn != pkt->xrc_srqn)) {
+		resp_rx(qp, pkt, rx);
+		if (qe->recv_wqe_valid)
+			qe->xrc_srqn = pkt->xrc_srqn;
+		uroce_xrc_release(qp);
+		return;
+	}
+	if (ok)
+		uroce_xrc_release(qp);
+	if (!expected || qp->state < IBV_QPS_RTR || qp->state > IBV_QPS_SQE) {
+		uroce_count(eng_of(qp), UROCE_STAT_DROP_OTHER, 1);
+		return;
+	}
+	if (uroce_debug)
+		fprintf(stderr, "uroce: XRC QP %u: request for SRQ %u, not one of its domain\n",
+			qp->vqp.qp.qp_num, pkt->xrc_srqn);
+	/* The receive WQE taken for the message belongs to an SRQ this
+	 * request does not name: it is lost with the message. */
+	qe->recv_wqe_valid = false;
+	resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+}
+
+void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
+{
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_RECV)
+		xrc_rx(qp, pkt, rx);
+	else
+		resp_rx(qp, pkt, rx);
 }

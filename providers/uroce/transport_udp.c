@@ -413,6 +413,8 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 		fd = eng->fwd_fd;
 	else if (idx >= UROCE_CONN_BASE && idx - UROCE_CONN_BASE < UROCE_MAX_QP)
 		rs = &eng->conns[idx - UROCE_CONN_BASE];
+	else if (idx >= UROCE_MCAST_BASE && idx - UROCE_MCAST_BASE < UROCE_MAX_MCAST_GRP && eng->mcast)
+		rs = &eng->mcast[idx - UROCE_MCAST_BASE].rs;
 	else if (idx < (uint64_t)eng->n_rx)
 		rs = &eng->rx_addr[idx];
 	else
@@ -473,4 +475,68 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 		if (n < RX_BATCH)
 			return;
 	}
+}
+
+/*
+ * RoCEv2 multicast (IBTA A17.4.x: the MGID is an IP multicast address): a
+ * socket of its own per group, bound to GROUP:4791 so that it receives the
+ * group's datagrams and nothing else, and a member of the group on the
+ * device's netdev.  SO_REUSEADDR: every process on the host that joins
+ * gets its own copy (the kernel delivers a multicast datagram to every
+ * socket bound to its address and port).  Senders need nothing special:
+ * their sockets are bound to a unicast source address, which picks the
+ * outgoing device without a route for 224.0.0.0/4.
+ */
+int uroce_udp_mcast_join(struct uroce_engine *eng, struct uroce_rxsock *rs, uint64_t idx)
+{
+	int ifindex = (int)if_nametoindex(eng->netdev);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = idx };
+	struct sockaddr_storage ss;
+	socklen_t sl = uroce_udp_sockaddr(rs->family, rs->ip, ROCE_PORT, ifindex, &ss);
+	int one = 1, fd, ret;
+
+	fd = socket(rs->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (rs->family == AF_INET6) {
+		struct ipv6_mreq m = { .ipv6mr_interface = (unsigned int)ifindex };
+
+		/* Interface- and link-local scopes (ff01::, ff02::) need one. */
+		((struct sockaddr_in6 *)&ss)->sin6_scope_id = (uint32_t)ifindex;
+
+		memcpy(&m.ipv6mr_multiaddr, rs->ip, 16);
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+		ret = bind(fd, (struct sockaddr *)&ss, sl) ||
+		      setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m, sizeof(m));
+	} else {
+		struct ip_mreqn m = { .imr_ifindex = ifindex };
+
+		memcpy(&m.imr_multiaddr, rs->ip + 12, 4);
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+		ret = bind(fd, (struct sockaddr *)&ss, sl) ||
+		      setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m));
+	}
+	if (ret) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	big_buffers(fd);
+	rs->fd = fd;
+	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+/* Closing the socket leaves the group. */
+void uroce_udp_mcast_leave(struct uroce_engine *eng, struct uroce_rxsock *rs)
+{
+	if (rs->fd <= 0)
+		return;
+	epoll_ctl(eng->epfd, EPOLL_CTL_DEL, rs->fd, NULL);
+	close(rs->fd);
+	rs->fd = 0;
 }

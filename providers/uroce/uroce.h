@@ -31,6 +31,10 @@ enum {
 	UROCE_MAX_SRQ = 65536,
 	UROCE_MAX_SRQ_WR = 16384,
 	UROCE_MAX_RD_ATOM = 128,
+	/* UD multicast (mcast.c): groups per device and process (a socket
+	 * each), QPs per group. */
+	UROCE_MAX_MCAST_GRP = 256,
+	UROCE_MAX_MCAST_QP_ATTACH = 64,
 	UROCE_NUM_COMP_VECTORS = 1,
 	UROCE_VENDOR_ID = 0xFFFFFF, /* no IEEE OUI: a software device, as rxe */
 };

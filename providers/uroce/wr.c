@@ -6,6 +6,7 @@
  * The checks are post.c's, shared with ibv_post_send.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "engine.h"
 #include "qp.h"
@@ -187,13 +188,31 @@ static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint1
 
 static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 {
-	unsupported(qpx);
+	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
+
+	if (!qp->wr_cur)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) {
+		set_error(qp, EINVAL);
+		return;
+	}
+	qp->wr_cur->xrc_srqn = srqn & 0xffffff;
 }
 
+/* The 8 bytes are copied now (ibv_wr_atomic_write(3): the buffer may be
+ * reused once the call returns), as inline data. */
 static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 			    const void *data)
 {
-	unsupported(qpx);
+	struct uroce_send_wqe *w = begin(qpx, IBV_WR_ATOMIC_WRITE, IBV_QP_EX_WITH_ATOMIC_WRITE);
+
+	remote(w, rkey, addr);
+	if (!w)
+		return;
+	memcpy(w->data, data, 8);
+	w->inline_len = 8;
+	w->length = 8;
+	w->send_flags |= IBV_SEND_INLINE;
 }
 
 /* IBV_WR_FLUSH (rdma-core 45+, IBTA 1.5 FLUSH) is not offered. */

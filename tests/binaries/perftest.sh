@@ -2,7 +2,7 @@
 # perftest over uroce, both post APIs (ibv_wr_* by default, and
 # --use_old_post_send): every RC test with a size sweep up to 8 MiB (-a),
 # the bandwidth tests also with four QPs (-q 4) and bidirectional (-b),
-# and UC / UD where perftest offers them.  On lo (two processes, one
+# and UC / UD / XRC where perftest offers them, and UD multicast (--mcg).  On lo (two processes, one
 # device) and across two namespaces over a veth pair.  A run fails if
 # either side exits non-zero or prints an error.
 . "$(dirname "$0")/../lib/common.sh"
@@ -37,4 +37,16 @@ for w in $where; do
 	pair $w "$@" -- ib_write_lat -F -c UC -n 500
 	pair $w "$@" -- ib_send_bw -F -c UD -n 500
 	pair $w "$@" -- ib_send_lat -F -c UD -n 500
+	for api in "" --use_old_post_send; do
+		pair $w "$@" -- ib_send_bw -F -c XRC -n 2000 -s 65536 $api
+		pair $w "$@" -- ib_write_bw -F -c XRC -n 2000 -s 65536 $api
+	done
+	pair $w "$@" -- ib_send_bw -F -c XRC -q 4 -n 1000 -s 4096
+	pair $w "$@" -- ib_read_bw -F -c XRC -n 200 -s 65536
+	pair $w "$@" -- ib_send_lat -F -c XRC -n 500
+	# Multicast: the server's UD QP is attached to the group and must
+	# receive all -n datagrams.  perftest's default MGID is an IPv6
+	# interface-local group (ff01::), which an IPv4 GID cannot send to:
+	# an IPv4-mapped group is named instead.
+	pair $w "$@" -- ib_send_bw -F -c UD --mcg -n 1000 -M 0:0:0:0:0:0:0:0:0:0:255:255:239:1:2:3
 done

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Unmodified ibv_{rc,uc,srq,ud}_pingpong with --chk (data verified by the
 # tool), -n 1000, sizes 1 B / 4 KiB / 64 KiB (UD: 1 B up to the path MTU),
+# and ibv_xsrq_pingpong (XRC: SRQs steered by the XRCETH; it checks every
+# completion, it has no --chk),
 # GID chosen with -g: two processes sharing one device on lo, and two
 # devices in two namespaces over a veth pair.
 . "$(dirname "$0")/../lib/common.sh"
@@ -25,6 +27,7 @@ for where in lo veth; do
 		pair $where "$@" -- ibv_rc_pingpong -c -n 1000 -s $size
 		pair $where "$@" -- ibv_uc_pingpong -c -n 1000 -s $size
 		pair $where "$@" -- ibv_srq_pingpong -c -n 1000 -s $size
+		pair $where "$@" -- ibv_xsrq_pingpong -n 200 -s $size -m 1024
 	done
 	for size in 1 $ud_max; do
 		pair $where "$@" -- ibv_ud_pingpong -c -n 1000 -s $size

@@ -166,9 +166,14 @@ check(len({q.qp_num for q in qps}) == 8, "eight QPs, eight QPNs")
 for q in qps:
     q.close()
 
-for name, t in (('XRC_SEND', e.IBV_QPT_XRC_SEND), ('RAW_PACKET', e.IBV_QPT_RAW_PACKET),
-                ('DRIVER', e.IBV_QPT_DRIVER)):
+for name, t in (('RAW_PACKET', e.IBV_QPT_RAW_PACKET), ('DRIVER', e.IBV_QPT_DRIVER)):
     fails_with(errno.EOPNOTSUPP, lambda: mkqp(t), f"{name} QP")
+# XRC: a send QP is made like an RC QP (its receive CQ is ignored); a
+# receive QP needs an XRC domain (ibv_create_qp_ex), without one: EINVAL.
+q = works(lambda: mkqp(e.IBV_QPT_XRC_SEND), "XRC_SEND QP")
+if q:
+    q.close()
+fails_with(errno.EINVAL, lambda: mkqp(e.IBV_QPT_XRC_RECV), "XRC_RECV QP without an XRC domain")
 
 # create_qp_ex: comp_mask, create_flags, send_ops_flags per type.
 PDM, OPS, CF = (e.IBV_QP_INIT_ATTR_PD, e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -475,11 +480,10 @@ for name, t in TYPES.items():
     to_rts(qp, t), to_rts(peer, t)
     modify(qp, S, qp_state=e.IBV_QPS_SQD)
     works(lambda: batch(send), f"{name} wr_*: one send in SQD")
-    # An operation the device does not offer (atomic write) fails the batch.
-    fails_with(errno.EOPNOTSUPP, lambda: batch(send, lambda: qp.wr_atomic_write(mr.rkey, mr.buf, b'x' * 8)),
-               f"{name} wr_*: atomic_write")
-    fails_with(errno.EOPNOTSUPP, lambda: batch(lambda: qp.wr_atomic_write(mr.rkey, mr.buf, b'x' * 8)),
-               f"{name} wr_*: a batch of only atomic_write")
+    # An operation the QP was not made for (atomic write: not in its
+    # send_ops_flags, and RC only) fails the batch with EINVAL.
+    fails_with(errno.EINVAL, lambda: batch(send, lambda: qp.wr_atomic_write(mr.rkey, mr.buf, b'x' * 8)),
+               f"{name} wr_*: atomic_write outside the QP's send_ops_flags")
     if t == e.IBV_QPT_UD:
         fails_with(errno.EINVAL, lambda: batch(lambda: qp.wr_local_inv(1)),
                    f"{name} wr_*: local_inv (not for UD)")

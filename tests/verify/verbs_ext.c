@@ -4,7 +4,7 @@
  * checks and their error cases: extended CQs and completion timestamps,
  * memory windows (type 1 and 2, local and remote invalidation), on-demand
  * paging (memory mapped after registration, unmapped memory, implicit ODP,
- * ibv_advise_mr), ibv_rereg_mr and parent domains.  One process, RC QP pairs on one device
+ * ibv_advise_mr), ibv_rereg_mr, parent domains, ATOMIC WRITE and XRC.  One process, RC QP pairs on one device
  * talking over the wire (the GID given); every case that breaks a QP gets
  * a fresh pair.
  *
@@ -12,6 +12,9 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -43,7 +46,8 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq)
 		.pd = pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
 				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW |
-				  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV,
+				  IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV |
+				  IBV_QP_EX_WITH_ATOMIC_WRITE,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
 
@@ -52,7 +56,12 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq)
 	return qp;
 }
 
-static void to_rts(struct ibv_qp *qp, uint32_t dqpn)
+/* RC's attributes for RTR and RTS beyond those every connected QP needs. */
+#define RTR_RC (IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RTS_RC (IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+
+/* INIT, RTR with RTR_EXTRA, and (RTS_EXTRA not 0) RTS with RTS_EXTRA. */
+static void modify_to(struct ibv_qp *qp, uint32_t dqpn, int rtr_extra, int rts_extra)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ };
@@ -70,17 +79,23 @@ static void to_rts(struct ibv_qp *qp, uint32_t dqpn)
 	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
 		.grh = { .dgid = gid, .sgid_index = gidx, .hop_limit = 64 } };
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			  IBV_QP_RQ_PSN | rtr_extra))
 		DIE("RTR: %s", strerror(errno));
+	if (!rts_extra)
+		return;
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | rts_extra))
 		DIE("RTS: %s", strerror(errno));
+}
+
+static void to_rts(struct ibv_qp *qp, uint32_t dqpn)
+{
+	modify_to(qp, dqpn, RTR_RC, RTS_RC);
 }
 
 static void pair_up(struct pair *p)
@@ -500,6 +515,301 @@ static void test_rereg(uint8_t *lbuf, struct ibv_mr *lmr)
 
 /* ---- parent domains ---------------------------------------------------------------- */
 
+/* ---- ATOMIC WRITE (IBTA 1.5) -------------------------------------------------- */
+
+/* kernel uapi IB_UVERBS_DEVICE_ATOMIC_WRITE; rdma-core 44 has no name for it */
+#define DEVICE_ATOMIC_WRITE (1ULL << 40)
+
+/* A's ibv_wr_atomic_write of V to RADDR/RKEY; the completion. */
+static struct ibv_wc atomic_write_wr(struct pair *p, uint64_t raddr, uint32_t rkey, uint64_t v)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(p->a);
+
+	ibv_wr_start(qx);
+	qx->wr_id = 77;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, rkey, raddr, &v);
+	v = ~v; /* the WR holds its own copy: the buffer may change at once */
+	if (ibv_wr_complete(qx))
+		DIE("wr_complete atomic_write: %s", strerror(errno));
+	return poll1(p->acq);
+}
+
+static void test_atomic_write(uint8_t *lbuf, struct ibv_mr *lmr)
+{
+	uint8_t *tgt = page_alloc(4096);
+	uint64_t *w = (uint64_t *)tgt;
+	struct ibv_mr *mr = ibv_reg_mr(pd, tgt, 4096, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_mr *ro = ibv_reg_mr(pd, tgt, 4096, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+	struct ibv_device_attr_ex da;
+	const uint64_t v1 = 0x1122334455667788ull, v2 = 0xa5a5a5a50f0f0f0full;
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (!mr || !ro)
+		DIE("reg_mr: %s", strerror(errno));
+	CHECK(!ibv_query_device_ex(ctx, NULL, &da) &&
+	      (da.device_cap_flags_ex & DEVICE_ATOMIC_WRITE), "device offers ATOMIC WRITE");
+	pair_up(&p);
+	w[0] = w[1] = w[2] = 0;
+	wc = atomic_write_wr(&p, (uintptr_t)&w[1], mr->rkey, v1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE && wc.wr_id == 77 &&
+	      w[1] == v1 && !w[0] && !w[2], "wr_atomic_write: %s, opcode %d, %#llx",
+	      ibv_wc_status_str(wc.status), wc.opcode, (unsigned long long)w[1]);
+	/* ibv_post_send takes the 8 bytes from its SGE, the target from wr.rdma. */
+	memcpy(lbuf, &v2, 8);
+	wc.status = rdma(&p, IBV_WR_ATOMIC_WRITE, lbuf, 8, lmr->lkey, (uintptr_t)&w[1], mr->rkey);
+	CHECK(wc.status == IBV_WC_SUCCESS && w[1] == v2 && !w[0] && !w[2],
+	      "post_send ATOMIC_WRITE: %s", ibv_wc_status_str(wc.status));
+	CHECK(post1(p.a, IBV_WR_ATOMIC_WRITE, lbuf, 4, lmr->lkey, (uintptr_t)&w[1], mr->rkey) == EINVAL,
+	      "ATOMIC_WRITE of 4 bytes: EINVAL at post");
+	CHECK(post1(p.a, IBV_WR_ATOMIC_WRITE, lbuf, 16, lmr->lkey, (uintptr_t)&w[1], mr->rkey) == EINVAL,
+	      "ATOMIC_WRITE of 16 bytes: EINVAL at post");
+	pair_down(&p);
+
+	/* A misaligned target is an invalid request; nothing is written. */
+	pair_up(&p);
+	wc = atomic_write_wr(&p, (uintptr_t)tgt + 12, mr->rkey, v1);
+	CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR && w[1] == v2 && !w[2],
+	      "misaligned ATOMIC WRITE: %s, memory unchanged", ibv_wc_status_str(wc.status));
+	pair_down(&p);
+
+	/* A key without remote write: remote access error, nothing written. */
+	pair_up(&p);
+	wc = atomic_write_wr(&p, (uintptr_t)&w[1], ro->rkey, v1);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR && w[1] == v2,
+	      "ATOMIC WRITE without remote write access: %s, memory unchanged",
+	      ibv_wc_status_str(wc.status));
+	pair_down(&p);
+
+	/* UC and UD have no ATOMIC WRITE (IBTA 1.5: RC only). */
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = p.acq, .recv_cq = p.acq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd, .send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+
+	ia.send_cq = ia.recv_cq = cq;
+	CHECK(cq && !ibv_create_qp_ex(ctx, &ia) && errno == EOPNOTSUPP,
+	      "UC QP with ATOMIC WRITE: EOPNOTSUPP");
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(ro);
+	ibv_dereg_mr(mr);
+	munmap(tgt, 4096);
+}
+
+/* ---- XRC ------------------------------------------------------------------------ */
+
+struct xrc {
+	struct ibv_xrcd *xrcd, *other;       /* the QPs' domain; another one */
+	struct ibv_cq *scq, *cq1, *cq2, *cq3;
+	struct ibv_srq *srq1, *srq2, *srq3;  /* 1, 2 in xrcd; 3 in other */
+	uint32_t n1, n2, n3;
+	struct ibv_qp *ini, *tgt;
+};
+
+static struct ibv_srq *xrc_srq(struct ibv_xrcd *xrcd, struct ibv_cq *cq, uint32_t *num)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = xrcd, .cq = cq,
+	};
+	struct ibv_srq *s = ibv_create_srq_ex(ctx, &a);
+
+	if (!s || ibv_get_srq_num(s, num))
+		DIE("XRC SRQ: %s", strerror(errno));
+	return s;
+}
+
+/* A connected XRC send QP and receive QP (in x->xrcd). */
+static void xrc_qps(struct xrc *x)
+{
+	struct ibv_qp_init_attr_ex si = {
+		.send_cq = x->scq, .qp_type = IBV_QPT_XRC_SEND,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+	};
+	struct ibv_qp_init_attr_ex ri = {
+		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x->xrcd,
+	};
+
+	x->ini = ibv_create_qp_ex(ctx, &si);
+	x->tgt = ibv_create_qp_ex(ctx, &ri);
+	if (!x->ini || !x->tgt)
+		DIE("XRC QPs: %s", strerror(errno));
+	/* Each with what the kernel requires of its XRC half: the receive QP
+	 * stops at RTR, the send QP needs no responder attributes. */
+	modify_to(x->tgt, x->ini->qp_num, RTR_RC, 0);
+	modify_to(x->ini, x->tgt->qp_num, 0, RTS_RC);
+}
+
+/* The send QP's SEND (or WRITE) of LEN bytes of BUF to XRC SRQ number SRQN. */
+static enum ibv_wc_status xrc_post(struct xrc *x, enum ibv_wr_opcode op, uint8_t *buf, uint32_t len,
+				   struct ibv_mr *mr, uint32_t srqn, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 5, .sg_list = &sg, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.qp_type.xrc.remote_srqn = srqn;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(x->ini, &wr, &bad))
+		DIE("XRC post_send: %s", strerror(errno));
+	return poll1(x->scq).status;
+}
+
+static void srq_recv(struct ibv_srq *srq, uint8_t *buf, uint32_t len, struct ibv_mr *mr, uint64_t id)
+{
+	struct ibv_sge sg = { (uintptr_t)buf, len, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (ibv_post_srq_recv(srq, &wr, &bad))
+		DIE("post_srq_recv");
+}
+
+static int cq_empty(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	return ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+static void xrc_down(struct xrc *x)
+{
+	ibv_destroy_qp(x->ini);
+	ibv_destroy_qp(x->tgt);
+}
+
+static void test_xrc(uint8_t *lbuf, struct ibv_mr *lmr)
+{
+	char path[] = "/tmp/uroce-xrcd.XXXXXX";
+	int fd = mkstemp(path);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+					 IBV_XRCD_INIT_ATTR_OFLAGS, .fd = fd, .oflags = 0 };
+	uint8_t *rx = lbuf + 49152;          /* receive buffers: 3 x 1 KiB */
+	struct ibv_device_attr da;
+	struct ibv_xrcd *again;
+	struct ibv_recv_wr rwr = {}, *bad;
+	struct ibv_wc wc;
+	struct xrc x = {};
+
+	if (fd < 0)
+		DIE("mkstemp");
+	unlink(path);
+	CHECK(!ibv_query_device(ctx, &da) && (da.device_cap_flags & IBV_DEVICE_XRC),
+	      "device offers XRC");
+	/* The domain on a file: found again by its inode, with the kernel's
+	 * O_CREAT/O_EXCL rules. */
+	CHECK(!ibv_open_xrcd(ctx, &xa) && errno == EINVAL, "open_xrcd of a new file without O_CREAT: EINVAL");
+	xa.oflags = O_CREAT;
+	x.xrcd = ibv_open_xrcd(ctx, &xa);
+	xa.oflags = 0;
+	again = ibv_open_xrcd(ctx, &xa);
+	CHECK(x.xrcd && again, "open_xrcd O_CREAT, then again without");
+	xa.oflags = O_CREAT | O_EXCL;
+	CHECK(!ibv_open_xrcd(ctx, &xa) && errno == EINVAL, "open_xrcd O_EXCL of an existing one: EINVAL");
+	xa.fd = -1;
+	xa.oflags = 0;
+	x.other = ibv_open_xrcd(ctx, &xa);
+	if (!x.xrcd || !again || !x.other)
+		DIE("open_xrcd: %s", strerror(errno));
+
+	x.scq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	x.cq1 = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	x.cq2 = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	x.cq3 = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!x.scq || !x.cq1 || !x.cq2 || !x.cq3)
+		DIE("create_cq");
+	/* SRQ 2 is made through the second handle: the same domain. */
+	x.srq1 = xrc_srq(x.xrcd, x.cq1, &x.n1);
+	x.srq2 = xrc_srq(again, x.cq2, &x.n2);
+	x.srq3 = xrc_srq(x.other, x.cq3, &x.n3);
+	CHECK(x.n1 != x.n2 && x.n2 != x.n3 && x.n1 != x.n3, "SRQ numbers %u %u %u", x.n1, x.n2, x.n3);
+	CHECK(ibv_close_xrcd(x.other) == EBUSY, "close_xrcd with an SRQ in it: EBUSY");
+	xrc_qps(&x);
+	CHECK(ibv_post_recv(x.tgt, &rwr, &bad) == EINVAL && ibv_post_recv(x.ini, &rwr, &bad) == EINVAL,
+	      "post_recv on XRC QPs: EINVAL");
+
+	/* Each message reaches the SRQ its XRCETH names, and that SRQ's CQ. */
+	memset(rx, 0, 3072);
+	srq_recv(x.srq1, rx, 1024, lmr, 101);
+	srq_recv(x.srq2, rx + 1024, 1024, lmr, 102);
+	srq_recv(x.srq3, rx + 2048, 1024, lmr, 103);
+	pattern(lbuf, 1000, 21);
+	CHECK(xrc_post(&x, IBV_WR_SEND, lbuf, 1000, lmr, x.n2, 0, 0) == IBV_WC_SUCCESS, "XRC send to SRQ 2");
+	wc = poll1(x.cq2);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 102 && wc.byte_len == 1000 &&
+	      wc.opcode == IBV_WC_RECV && is_pattern(rx + 1024, 1000, 21) && !rx[0] &&
+	      cq_empty(x.cq1) && !rx[2048], "SRQ 2 (through the second xrcd handle) got it, SRQ 1 did not");
+	pattern(lbuf, 3000, 22);
+	srq_recv(x.srq1, rx + 1024, 1024, lmr, 104); /* a second WQE, elsewhere */
+	CHECK(xrc_post(&x, IBV_WR_SEND, lbuf, 700, lmr, x.n1, 0, 0) == IBV_WC_SUCCESS, "XRC send to SRQ 1");
+	wc = poll1(x.cq1);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 101 && wc.byte_len == 700 &&
+	      is_pattern(rx, 700, 22) && cq_empty(x.cq2), "SRQ 1 got it, in its first WQE");
+	/* RDMA WRITE through XRC: the named SRQ's PD protects the memory. */
+	pattern(lbuf, 4096, 23);
+	CHECK(xrc_post(&x, IBV_WR_RDMA_WRITE, lbuf, 4096, lmr, x.n1, (uintptr_t)lbuf + 8192,
+		       lmr->rkey) == IBV_WC_SUCCESS && is_pattern(lbuf + 8192, 4096, 23),
+	      "XRC RDMA WRITE (multi-packet) lands");
+	/* An SRQ of another domain: invalid request, nothing delivered. */
+	CHECK(xrc_post(&x, IBV_WR_SEND, lbuf, 10, lmr, x.n3, 0, 0) == IBV_WC_REM_INV_REQ_ERR &&
+	      cq_empty(x.cq3) && !rx[2048], "XRC send to another domain's SRQ: %s",
+	      "remote invalid request, SRQ 3 untouched");
+	xrc_down(&x);
+	/* An SRQ number that names nothing, and a basic SRQ's number. */
+	xrc_qps(&x);
+	CHECK(xrc_post(&x, IBV_WR_SEND, lbuf, 10, lmr, 0xfffff0, 0, 0) == IBV_WC_REM_INV_REQ_ERR,
+	      "XRC send to no SRQ: remote invalid request");
+	xrc_down(&x);
+	struct ibv_srq_init_attr bi = { .attr = { .max_wr = 2, .max_sge = 1 } };
+	struct ibv_srq *basic = ibv_create_srq(pd, &bi);
+	uint32_t bn;
+
+	if (!basic || ibv_get_srq_num(basic, &bn))
+		DIE("basic SRQ");
+	xrc_qps(&x);
+	CHECK(xrc_post(&x, IBV_WR_SEND, lbuf, 10, lmr, bn, 0, 0) == IBV_WC_REM_INV_REQ_ERR,
+	      "XRC send to a basic SRQ: remote invalid request");
+	xrc_down(&x);
+	ibv_destroy_srq(basic);
+
+	/* A message posted while the SRQ has no WQE: delivered once one is
+	 * posted (RNR NAKs and retries if it got there first). */
+	xrc_qps(&x);
+	pattern(lbuf, 512, 24);
+	struct ibv_sge sg = { (uintptr_t)lbuf, 512, lmr->lkey };
+	struct ibv_send_wr sw = { .wr_id = 6, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	sw.qp_type.xrc.remote_srqn = x.n2;
+	if (ibv_post_send(x.ini, &sw, &sbad))
+		DIE("post_send");
+	srq_recv(x.srq2, rx + 1024, 1024, lmr, 105);
+	wc = poll1(x.scq);
+	CHECK(wc.status == IBV_WC_SUCCESS, "XRC send posted before its receive: %s", ibv_wc_status_str(wc.status));
+	wc = poll1(x.cq2);
+	CHECK(wc.wr_id == 105 && is_pattern(rx + 1024, 512, 24), "delivered to SRQ 2");
+	xrc_down(&x);
+
+	ibv_destroy_srq(x.srq1);
+	ibv_destroy_srq(x.srq2);
+	ibv_destroy_srq(x.srq3);
+	ibv_destroy_cq(x.scq);
+	ibv_destroy_cq(x.cq1);
+	ibv_destroy_cq(x.cq2);
+	ibv_destroy_cq(x.cq3);
+	CHECK(!ibv_close_xrcd(again) && !ibv_close_xrcd(x.xrcd) && !ibv_close_xrcd(x.other),
+	      "close_xrcd");
+	close(fd);
+}
+
 static int n_alloc, n_free;
 
 static void *count_alloc(struct ibv_pd *ppd, void *pd_ctx, size_t size, size_t align, uint64_t type)
@@ -598,6 +908,8 @@ int main(int argc, char **argv)
 	test_odp(lbuf, lmr);
 	test_rereg(lbuf, lmr);
 	test_parent_domain(lbuf, lmr);
+	test_atomic_write(lbuf, lmr);
+	test_xrc(lbuf, lmr);
 	printf("%d passed, %d failed\n", passes, failures);
 	return failures ? 1 : 0;
 }

@@ -1,11 +1,13 @@
 #!/bin/bash
 # verbs_ext (our own, public verbs API only): extended CQs and timestamps,
-# memory windows, ODP and rereg_mr, with data checks and error cases, on a
-# device on lo.
+# memory windows, ODP and rereg_mr, ATOMIC WRITE, XRC, with data checks and
+# error cases, and verbs_mcast (UD multicast, two processes), on a device on
+# lo in a namespace of the test's own.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
-: "${VERBS_EXT:?}"
+isolate_netns "$@"
+: "${VERBS_EXT:?}" "${VERBS_MCAST:?}"
 use_private_registry
 add_dev ext0 lo
 gid=$(gid_of "" ext0 127.0.0.1)
@@ -14,3 +16,6 @@ rc=0
 timeout 300 "$UROCE" run "$VERBS_EXT" -d ext0 -g "$gid" || rc=$?
 [ $rc -eq 0 ] || fail "verbs_ext (exit $rc)"
 pass "verbs_ext"
+timeout 120 "$UROCE" run "$VERBS_MCAST" -d ext0 -g "$gid" || rc=$?
+[ $rc -eq 0 ] || fail "verbs_mcast (exit $rc)"
+pass "verbs_mcast"

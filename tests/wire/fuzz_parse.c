@@ -20,7 +20,7 @@
 
 /* Compare a rebuilt BTH and extended headers with the input, ignoring the
  * reserved bits (IBTA 9.2: resv6 in byte 4, resv7 in byte 8; 9.3.3: the
- * DETH's resv8; A17.9.3: the CNP's 16 reserved bytes), which the parser
+ * DETH's resv8, the XRCETH's; A17.9.3: the CNP's 16 reserved bytes), which the parser
  * ignores and the builder zeroes.  Whether the input's reserved bits that
  * the ICRC covers (all but resv6) were zero. */
 static bool same_headers(const uint8_t *in, const uint8_t *out, const struct roce_opinfo *o)
@@ -33,6 +33,8 @@ static bool same_headers(const uint8_t *in, const uint8_t *out, const struct roc
 	a[8] &= 0x80;
 	if (o->hdrs & (1u << ROCE_H_DETH))
 		a[o->off[ROCE_H_DETH] + 4] = 0;
+	if (o->hdrs & (1u << ROCE_H_XRCETH))
+		a[o->off[ROCE_H_XRCETH]] = 0;
 	if (o->hdrs & (1u << ROCE_H_CNP))
 		memset(a + o->off[ROCE_H_CNP], 0, ROCE_CNP_RESERVED);
 	CHECK(!memcmp(a, b, o->hdrlen));

@@ -52,9 +52,14 @@ BASE = {
     0x14: (["atomic"], False, True, True),    # FETCH_ADD
     0x16: (["ieth"], True, False, True),      # SEND_LAST_INV
     0x17: (["ieth"], True, True, True),       # SEND_ONLY_INV
+    0x1d: (["reth"], True, True, True),       # ATOMIC_WRITE (IBTA 1.5, RC only)
 }
 UC_BASES = range(0x00, 0x0c)
 UD_BASES = (0x04, 0x05)
+# XRC (prefix 0xA0): RC's operations but ATOMIC WRITE; requests carry an
+# XRCETH right after the BTH, responses (AETH) do not.
+XRC_BASES = [b for b in BASE if b != 0x1d]
+RESPONSES = range(0x0d, 0x13)             # READ responses, ACK, ATOMIC ACK
 CNP = 0x81
 
 
@@ -64,6 +69,8 @@ def ibta_table():
     t.update({0x20 | b: BASE[b] for b in UC_BASES})
     # UD: the DETH comes first (IBTA 9.3.3)
     t.update({0x60 | b: (["deth"] + BASE[b][0],) + BASE[b][1:] for b in UD_BASES})
+    t.update({0xa0 | b: ((BASE[b][0] if b in RESPONSES else ["xrceth"] + BASE[b][0]),)
+              + BASE[b][1:] for b in XRC_BASES})
     t[CNP] = (["cnp"], False, True, True)
     return t
 
@@ -100,7 +107,10 @@ def ext_headers(hdrs, r, f):
     fills F with the expected values."""
     out = b""
     for h in hdrs:
-        if h == "deth":
+        if h == "xrceth":
+            f["xrcsrq"] = r.getrandbits(24)
+            out += struct.pack("!I", f["xrcsrq"])
+        elif h == "deth":
             f["qkey"], f["sqpn"] = r.getrandbits(32), r.getrandbits(24)
             out += struct.pack("!II", f["qkey"], f["sqpn"])
         elif h == "reth":

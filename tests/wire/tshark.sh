@@ -34,6 +34,22 @@ ts -r "$dir/all.pcap" -T fields -E separator=, \
 	-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
 	-e infiniband.reth.dmalen -e infiniband.invariant.crc >"$dir/got.txt"
 want=$(wc -l <"$dir/want.txt")
+# Opcodes tshark 4.0's InfiniBand dissector names but does not decode
+# beyond the BTH (it shows a "Vendor Specific or Unknown Header Sequence"):
+#   29 (0x1d) ATOMIC WRITE (IBTA 1.5);
+#   160-191 (0xa0-0xbf) XRC, whose XRCETH it does not know.
+# For these only opcode, QP and PSN are compared, the RETH and ICRC fields
+# must come out empty (a newer tshark that decodes them fails here: then
+# narrow this rule), and icrc_check.py checks the ICRC instead.
+undecoded='$1 == 29 || ($1 >= 160 && $1 < 192)'
+if tshark_old=$(tshark --version | awk 'NR==1 { split($3, v, "."); print (v[1] < 4 || (v[1] == 4 && v[2] == 0)) }') &&
+   [ "$tshark_old" = 1 ]; then
+	awk -F, "$undecoded"' { $0 = $1 "," $2 "," $3 ",," } 1' OFS=, \
+		"$dir/want.txt" >"$dir/want_ts.txt"
+	mv "$dir/want_ts.txt" "$dir/want.txt"
+	echo "tshark $(tshark --version | awk 'NR==1 { print $3 }') does not decode ATOMIC WRITE and XRC beyond the BTH: their ICRC is checked independently"
+	/usr/bin/python3 "$(dirname "$0")/icrc_check.py" "$dir/all.pcap" || { echo "FAIL: ICRC"; fail=1; }
+fi
 if ! diff -u "$dir/want.txt" "$dir/got.txt"; then
 	echo "FAIL: tshark decodes the trace differently (- expected, + tshark)"
 	fail=1

@@ -63,7 +63,7 @@ static uint64_t field(const struct roce_pkt *p, const struct roce_net *n, const 
 		{ "dmalen", p->dma_len }, { "syn", p->syndrome }, { "msn", p->msn },
 		{ "swap", p->swap_add }, { "cmp", p->compare }, { "orig", p->orig },
 		{ "imm", be32toh(p->imm) }, { "ieth", p->inv_rkey }, { "qkey", p->qkey },
-		{ "sqpn", p->sqpn }, { "icrc", p->icrc }, { "sport", n->sport },
+		{ "sqpn", p->sqpn }, { "xrcsrq", p->xrc_srqn }, { "icrc", p->icrc }, { "sport", n->sport },
 		{ "tos", n->tos }, { "ttl", n->ttl }, { "flow", n->flow_label },
 		{ "id", n->ip_id }, { "df", n->df }, { none, 0 },
 	};
@@ -77,7 +77,7 @@ static uint64_t field(const struct roce_pkt *p, const struct roce_net *n, const 
 
 /* Keys the sidecar must give for each extended header of the opcode. */
 static const char *const hdr_keys[ROCE_H_COUNT] = {
-	[ROCE_H_DETH] = " qkey= sqpn=", [ROCE_H_RETH] = " va= rkey= dmalen=",
+	[ROCE_H_XRCETH] = " xrcsrq=", [ROCE_H_DETH] = " qkey= sqpn=", [ROCE_H_RETH] = " va= rkey= dmalen=",
 	[ROCE_H_ATOMICETH] = " va= rkey= swap= cmp=", [ROCE_H_AETH] = " syn= msn=",
 	[ROCE_H_ATOMICACKETH] = " orig=", [ROCE_H_IMMDT] = " imm=",
 	[ROCE_H_IETH] = " ieth=", [ROCE_H_CNP] = "",

@@ -179,7 +179,8 @@ static void mcast_refused(void)
 	static int said;
 
 	if (!said++)
-		fprintf(stderr, "uroce: rdma_join_multicast: the device offers no UD multicast (EOPNOTSUPP)\n");
+		fprintf(stderr, "uroce: rdma_join_multicast: not implemented by uroce's rdma CM, "
+			"use ibv_attach_mcast (EOPNOTSUPP)\n");
 }
 
 static bool addr_multicast(const struct sockaddr *sa)

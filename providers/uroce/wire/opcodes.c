@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * The opcode table: for every RC, UC and UD opcode of IBTA vol. 1 ch. 9
+ * The opcode table: for every RC, UC, UD and XRC opcode of IBTA vol. 1 ch. 9
  * (table 38, "OpCode field") and the RoCEv2 CNP, which extended headers
  * follow the BTH, where they sit, and what the packet means.  Building and
  * parsing are both driven by it.
@@ -13,6 +13,7 @@
 
 /* Extended header sizes, in table order (enum roce_hdr). */
 static const uint8_t hdr_size[ROCE_H_COUNT] = {
+	[ROCE_H_XRCETH] = sizeof(struct roce_xrceth),
 	[ROCE_H_DETH] = sizeof(struct roce_deth),
 	[ROCE_H_RETH] = sizeof(struct roce_reth),
 	[ROCE_H_ATOMICETH] = sizeof(struct roce_atomiceth),
@@ -42,7 +43,9 @@ struct base_row {
 	uint8_t tr;               /* bit per transport: RC 1, UC 2, UD 4 */
 };
 
-enum { T_RC = 1, T_UC = 2, T_UD = 4, T_RCUC = T_RC | T_UC };
+/* XRC has RC's operations (IBTA 9.2 table 38, the 101 prefix); RC rows
+ * name it in T_RC. */
+enum { T_RC = 1, T_UC = 2, T_UD = 4, T_XRC = 8, T_RCUC = T_RC | T_UC };
 
 /* IBTA 9.2 table 38 and 9.3 (which headers each opcode carries). */
 static const struct base_row base[32] = {
@@ -80,6 +83,9 @@ static const struct base_row base[32] = {
 				 F_LAST | F_PAY, T_RC },
 	[ROCE_SEND_ONLY_INV] = { "SEND_ONLY_WITH_INVALIDATE", ROCE_K_SEND, H(IETH),
 				 F_ONLY | F_PAY, T_RC },
+	/* IBTA 1.5 (9.4.1.x, ATOMIC WRITE): a RETH naming 8 aligned bytes and
+	 * those 8 bytes as payload; acknowledged by a plain ACK. */
+	[ROCE_ATOMIC_WRITE] = { "ATOMIC_WRITE", ROCE_K_ATOMIC_WRITE, H(RETH), F_ONLY | F_PAY, T_RC },
 };
 
 static const struct {
@@ -89,14 +95,15 @@ static const struct {
 	{ ROCE_TR_RC, T_RC, "RC_" },
 	{ ROCE_TR_UC, T_UC, "UC_" },
 	{ ROCE_TR_UD, T_UD, "UD_" },
+	{ ROCE_TR_XRC, T_XRC, "XRC_" },
 };
 
 /* The full table, filled once from the rows above. */
 static struct roce_opinfo table[256];
 static char names[256][40];
 /* The reverse: opcode + 1 (0: none) by transport (RC/UC/RD/UD, top 3 bits
- * >> 5), kind, first, last, imm, inv, for building packets in O(1). */
-static uint8_t by_shape[4][ROCE_K_CNP][2][2][2][2];
+ * >> 5; XRC 5), kind, first, last, imm, inv, for building packets in O(1). */
+static uint8_t by_shape[8][ROCE_K_CNP][2][2][2][2];
 
 static void fill_row(struct roce_opinfo *o, uint8_t opcode, uint8_t tr, uint8_t kind,
 		     uint16_t hdrs, uint8_t flags)
@@ -120,7 +127,7 @@ static void fill_row(struct roce_opinfo *o, uint8_t opcode, uint8_t tr, uint8_t 
 	o->response = flags & F_RESP;
 	/* Every RC request is acknowledged, explicitly or by a later ACK
 	 * (IBTA 9.7.5.1); UC and UD are not. */
-	o->ack = tr == ROCE_TR_RC && !o->response;
+	o->ack = (tr == ROCE_TR_RC || tr == ROCE_TR_XRC) && !o->response;
 	o->imm = hdrs & H(IMMDT);
 	o->inv = hdrs & H(IETH);
 }
@@ -133,11 +140,21 @@ static void build_table(void)
 			uint8_t op = transports[t].code | b;
 			uint16_t hdrs = r->hdrs;
 
-			if (!r->name || !(r->tr & transports[t].bit))
+			unsigned int tr = r->tr;
+
+			/* Every RC operation but ATOMIC WRITE (which IBTA 1.5
+			 * gives RC only here) exists for XRC too. */
+			if (tr & T_RC && b != ROCE_ATOMIC_WRITE)
+				tr |= T_XRC;
+			if (!r->name || !(tr & transports[t].bit))
 				continue;
 			/* UD sends carry a DETH (IBTA 9.3.3). */
 			if (transports[t].code == ROCE_TR_UD)
 				hdrs |= H(DETH);
+			/* XRC requests name the target's XRC SRQ (XRCETH);
+			 * responses do not. */
+			if (transports[t].code == ROCE_TR_XRC && !(r->flags & F_RESP))
+				hdrs |= H(XRCETH);
 			fill_row(&table[op], op, transports[t].code, r->kind, hdrs, r->flags);
 			by_shape[transports[t].code >> 5][r->kind][table[op].first][table[op].last]
 				[table[op].imm][table[op].inv] = op + 1;
@@ -179,7 +196,8 @@ int roce_opcode(uint8_t transport, enum roce_kind kind, bool first, bool last,
 	 * packet only (IBTA 9.3.8, 9.3.9). */
 	imm = imm && last;
 	inv = inv && last;
-	if ((transport & ~ROCE_TR_MASK) || transport > ROCE_TR_UD || kind >= ROCE_K_CNP)
+	if ((transport & ~ROCE_TR_MASK) || transport == ROCE_TR_RD || transport == ROCE_TR_CNP ||
+	    transport > ROCE_TR_XRC || kind >= ROCE_K_CNP)
 		return -1;
 	return by_shape[transport >> 5][kind][first][last][imm][inv] - 1;
 }

@@ -50,6 +50,8 @@ static void read_ext(const struct roce_opinfo *o, const uint8_t *b, struct roce_
 {
 	const uint8_t *h;
 
+	if (o->hdrs & (1u << ROCE_H_XRCETH))
+		p->xrc_srqn = get32(b + o->off[ROCE_H_XRCETH]) & ROCE_QPN_MASK;
 	if (o->hdrs & (1u << ROCE_H_DETH)) {
 		h = b + o->off[ROCE_H_DETH];
 		p->qkey = get32(h);
@@ -85,6 +87,8 @@ static void write_ext(const struct roce_opinfo *o, uint8_t *b, const struct roce
 {
 	uint8_t *h;
 
+	if (o->hdrs & (1u << ROCE_H_XRCETH))
+		put32(b + o->off[ROCE_H_XRCETH], p->xrc_srqn & ROCE_QPN_MASK);
 	if (o->hdrs & (1u << ROCE_H_DETH)) {
 		h = b + o->off[ROCE_H_DETH];
 		put32(h, p->qkey);

@@ -29,11 +29,13 @@ enum roce_kind {
 	ROCE_K_ATOMIC_ACK,
 	ROCE_K_CMP_SWAP,
 	ROCE_K_FETCH_ADD,
+	ROCE_K_ATOMIC_WRITE,      /* IBTA 1.5: 8 bytes stored at once */
 	ROCE_K_CNP,
 };
 
 /* Extended headers, in the order they follow the BTH (IBTA 9.2, figure 29). */
 enum roce_hdr {
+	ROCE_H_XRCETH,            /* XRC requests; never with a DETH */
 	ROCE_H_DETH,
 	ROCE_H_RETH,
 	ROCE_H_ATOMICETH,
@@ -75,7 +77,7 @@ struct roce_pkt {
 	const struct roce_opinfo *info;
 	uint8_t opcode;
 	enum roce_kind kind;
-	uint8_t transport;        /* ROCE_TR_RC / UC / UD / CNP */
+	uint8_t transport;        /* ROCE_TR_RC / UC / UD / XRC / CNP */
 	bool first, last;
 	bool is_response;
 	bool has_imm, has_inv;
@@ -99,6 +101,8 @@ struct roce_pkt {
 	/* ImmDt (kept in network order, as ibv_wc wants it), IETH */
 	uint32_t imm;
 	uint32_t inv_rkey;
+	/* XRCETH */
+	uint32_t xrc_srqn;
 	/* DETH */
 	uint32_t qkey;
 	uint32_t sqpn;

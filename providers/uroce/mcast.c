@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * UD multicast: ibv_attach_mcast / ibv_detach_mcast and the delivery of a
+ * packet for QP 0xFFFFFF to the QPs attached to its group.
+ *
+ * RoCEv2 has no subnet manager: a multicast GID is an IP multicast address
+ * (IPv4-mapped 224.0.0.0/4, or IPv6 ff00::/8), and joining the group is
+ * joining that IP group on the device's interface (IBTA A17.4.x).  Each
+ * process that attaches a QP to a group holds one socket for it
+ * (transport_udp.c), so every process on the host receives its own copy,
+ * and the engine hands the packet to every attached QP of the process.
+ * The LID is ignored, as for every RoCE device.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "pkt.h"
+
+/* The address family of a multicast GID, or 0 if GID is not one (the
+ * kernel's rdma_is_multicast_addr). */
+static int mgid_family(const union ibv_gid *gid)
+{
+	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(gid->raw, v4_prefix, 12))
+		return (gid->raw[12] & 0xf0) == 0xe0 ? AF_INET : 0;
+	return gid->raw[0] == 0xff ? AF_INET6 : 0;
+}
+
+static struct uroce_engine *qp_engine(struct uroce_qp *qp)
+{
+	return qp->engine ? ((struct uroce_qp_eng *)qp->engine)->eng : NULL;
+}
+
+/* The joined group of GID, or NULL.  Under mcast_lock. */
+static struct uroce_mcast_grp *find_grp(struct uroce_engine *eng, const uint8_t *gid)
+{
+	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP; i++)
+		if (eng->mcast[i].rs.fd > 0 && !memcmp(eng->mcast[i].mgid.raw, gid, 16))
+			return &eng->mcast[i];
+	return NULL;
+}
+
+/* A new group in a free slot, joined; an errno, or 0 with *OUT set. */
+static int new_grp(struct uroce_engine *eng, const union ibv_gid *gid, int family,
+		   struct uroce_mcast_grp **out)
+{
+	int err;
+
+	if (!eng->mcast && !(eng->mcast = calloc(UROCE_MAX_MCAST_GRP, sizeof(*eng->mcast))))
+		return ENOMEM;
+	for (int i = 0; i < UROCE_MAX_MCAST_GRP; i++) {
+		struct uroce_mcast_grp *g = &eng->mcast[i];
+
+		if (g->rs.fd)
+			continue; /* in use, or (-1) being left */
+		memset(g, 0, sizeof(*g));
+		g->mgid = *gid;
+		g->rs.family = family;
+		memcpy(g->rs.ip, gid->raw, 16);
+		err = uroce_udp_mcast_join(eng, &g->rs, UROCE_MCAST_BASE + (uint64_t)i);
+		if (err)
+			return -err;
+		*out = g;
+		return 0;
+	}
+	return ENOMEM; /* max_mcast_grp */
+}
+
+int uroce_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct uroce_engine *eng = qp_engine(to_uqp(ibqp));
+	int family = mgid_family(gid), err = 0;
+	struct uroce_mcast_grp *g;
+
+	(void)lid;
+	if (ibqp->qp_type != IBV_QPT_UD || !family || !eng)
+		return EINVAL;
+	pthread_mutex_lock(&eng->mcast_lock);
+	g = find_grp(eng, gid->raw);
+	if (!g)
+		err = new_grp(eng, gid, family, &g);
+	for (int i = 0; !err && i < g->n_qps; i++)
+		if (g->qpns[i] == ibqp->qp_num)
+			goto out; /* attached already: nothing to do (as the kernel) */
+	if (!err && g->n_qps == UROCE_MAX_MCAST_QP_ATTACH)
+		err = ENOMEM; /* max_mcast_qp_attach */
+	if (!err)
+		g->qpns[g->n_qps++] = ibqp->qp_num;
+out:
+	pthread_mutex_unlock(&eng->mcast_lock);
+	return err;
+}
+
+/* Take QPN off G (under mcast_lock); leave the group when it was the last.
+ * The socket closes under rx_lock, which is taken before mcast_lock on the
+ * receive path: so the lock is let go meanwhile, the slot held with fd -1. */
+static void remove_qpn(struct uroce_engine *eng, struct uroce_mcast_grp *g, int idx)
+{
+	struct uroce_rxsock rs;
+
+	g->qpns[idx] = g->qpns[--g->n_qps];
+	if (g->n_qps)
+		return;
+	rs = g->rs;
+	g->rs.fd = -1;
+	pthread_mutex_unlock(&eng->mcast_lock);
+	pthread_mutex_lock(&eng->rx_lock);
+	uroce_udp_mcast_leave(eng, &rs);
+	pthread_mutex_unlock(&eng->rx_lock);
+	pthread_mutex_lock(&eng->mcast_lock);
+	g->rs.fd = 0;
+}
+
+int uroce_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct uroce_engine *eng = qp_engine(to_uqp(ibqp));
+	struct uroce_mcast_grp *g;
+	int err = EINVAL;
+
+	(void)lid;
+	if (ibqp->qp_type != IBV_QPT_UD || !mgid_family(gid) || !eng)
+		return EINVAL;
+	pthread_mutex_lock(&eng->mcast_lock);
+	g = find_grp(eng, gid->raw);
+	for (int i = 0; g && i < g->n_qps; i++)
+		if (g->qpns[i] == ibqp->qp_num) {
+			remove_qpn(eng, g, i);
+			err = 0;
+			break;
+		}
+	pthread_mutex_unlock(&eng->mcast_lock);
+	return err;
+}
+
+/* Destroying a QP still attached is EBUSY, as in uverbs (mcast_list). */
+bool uroce_mcast_attached(struct uroce_qp *qp)
+{
+	struct uroce_engine *eng = qp_engine(qp);
+	bool found = false;
+
+	if (!eng || qp->vqp.qp.qp_type != IBV_QPT_UD)
+		return false;
+	pthread_mutex_lock(&eng->mcast_lock);
+	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP && !found; i++)
+		for (int j = 0; eng->mcast[i].rs.fd > 0 && j < eng->mcast[i].n_qps; j++)
+			found |= eng->mcast[i].qpns[j] == qp->vqp.qp.qp_num;
+	pthread_mutex_unlock(&eng->mcast_lock);
+	return found;
+}
+
+void uroce_mcast_close(struct uroce_engine *eng)
+{
+	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP; i++)
+		uroce_udp_mcast_leave(eng, &eng->mcast[i].rs);
+	free(eng->mcast);
+	eng->mcast = NULL;
+}
+
+void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt)
+{
+	uint32_t qpns[UROCE_MAX_MCAST_QP_ATTACH];
+	struct uroce_mcast_grp *g;
+	int n = 0;
+
+	/* Only UD sends are multicast (IBTA 10.5.2); the group is where the
+	 * datagram was addressed: a unicast one for QP 0xFFFFFF finds none. */
+	if (pkt->transport != ROCE_TR_UD) {
+		uroce_count(eng, UROCE_STAT_DROP_QP_TYPE, 1);
+		return;
+	}
+	pthread_mutex_lock(&eng->mcast_lock);
+	g = find_grp(eng, rx->dst_ip);
+	if (g) {
+		n = g->n_qps;
+		memcpy(qpns, g->qpns, n * sizeof(qpns[0]));
+	}
+	pthread_mutex_unlock(&eng->mcast_lock);
+	if (!n)
+		uroce_count(eng, UROCE_STAT_DROP_NO_QP, 1);
+	for (int i = 0; i < n; i++) {
+		struct uroce_qp *qp = NULL;
+
+		pthread_rwlock_rdlock(&eng->qps_lock);
+		if (qpns[i] < UROCE_MAX_QP)
+			qp = eng->qps[qpns[i]];
+		if (qp)
+			pthread_mutex_lock(&qp->lock);
+		pthread_rwlock_unlock(&eng->qps_lock);
+		if (!qp)
+			continue;
+		uroce_resp_rx(qp, pkt, rx);
+		pthread_mutex_unlock(&qp->lock);
+	}
+}
