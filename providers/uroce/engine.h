@@ -244,6 +244,9 @@ int uroce_udp_open(struct uroce_engine *eng);
 socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 			     int ifindex, struct sockaddr_storage *ss);
 void uroce_udp_close(struct uroce_engine *eng);
+/* Handle what is still queued on the shared ADDR:4791 sockets, passing
+ * other processes' packets on, before they close (docs/engine.md). */
+void uroce_udp_drain(struct uroce_engine *eng);
 /* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
 int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 		   uint16_t sport, const struct iovec *iov, int iovcnt);

@@ -218,6 +218,12 @@ int uroce_udp_open(struct uroce_engine *eng)
 	return 0;
 }
 
+void uroce_udp_drain(struct uroce_engine *eng)
+{
+	for (int i = 0; i < eng->n_rx; i++)
+		uroce_udp_poll(eng, i);
+}
+
 void uroce_udp_close(struct uroce_engine *eng)
 {
 	for (int i = 0; i < eng->n_rx; i++)

@@ -237,6 +237,13 @@ static void deliver(struct uroce_gsi *g, const struct uroce_rx *rx, const struct
 	uroce_gsi_rx_fn fn;
 	void *arg;
 
+	if (atomic_load(&g->eng->stop)) {
+		/* The engine is closing (uroce_udp_drain): the CM must not
+		 * take a reference to it; a MAD of ours left now is lost as
+		 * it would be a moment later. */
+		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		return;
+	}
 	pthread_mutex_lock(&handler_lock);
 	fn = handler;
 	arg = handler_arg;
