@@ -87,8 +87,9 @@ cm_pair() {
 	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
 	if [ $rc -ne 0 ] && [ -n "${CM_AGAIN_RE:-}" ] && grep -Eq "$CM_AGAIN_RE" "$CM_CLI_LOG"; then
 		# A known failure of the client program itself: its server
-		# would wait for it until the timeout; stop it now.
-		kill $CM_SRV_PID 2>/dev/null || true
+		# would wait for it until the timeout; stop it now (its
+		# `timeout`, the child of `ip netns exec`, passes the signal on).
+		kill $(pgrep -P $CM_SRV_PID) 2>/dev/null || true
 		wait $CM_SRV_PID || true
 		return 2
 	fi
