@@ -109,9 +109,12 @@ static void trace_macs(struct roce_net *net)
 
 /* ---- send --------------------------------------------------------------- */
 
-/* A packet to an address of this device is for a process of this device:
- * the forwarding port of that process (ours if nobody else owns the
- * destination), else 0 (the wire). */
+/* A CM MAD or a UD datagram to an address of this device is for a process
+ * of this device: the forwarding port of that process (ours if nobody else
+ * owns the destination), else 0 (the wire).  RC and UC keep the wire: a
+ * loss there is retransmitted, their connected sockets spread the load
+ * over one buffer per QP (four RC QPs' READ bursts through one forwarding
+ * socket ran out of retries under load), and they need no exception. */
 static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
 			   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
@@ -121,7 +124,7 @@ static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
 	for (i = 0; i < eng->n_rx; i++)
 		if (!memcmp(eng->rx_addr[i].ip, av->dgid.raw, 16))
 			break;
-	if (i == eng->n_rx)
+	if (i == eng->n_rx || (pkt->opcode & ROCE_TR_MASK) != ROCE_TR_UD)
 		return 0;
 	if (pkt->dqpn == CM_GSI_QPN)
 		return n == 1 ? uroce_gsi_local_port(eng, payload[0].iov_base, payload[0].iov_len,
