@@ -344,6 +344,7 @@ void uroce_engine_put(struct uroce_engine *eng)
 	if (write(eng->wake_fd, &one, sizeof(one)) < 0)
 		(void)0;
 	pthread_join(eng->thread, NULL);
+	uroce_udp_drain(eng);
 	engine_free(eng);
 }
 

@@ -271,11 +271,20 @@ int uroce_udp_open(struct uroce_engine *eng);
 socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 			     int ifindex, struct sockaddr_storage *ss);
 void uroce_udp_close(struct uroce_engine *eng);
+/* Handle what is still queued on the shared ADDR:4791 sockets, passing
+ * other processes' packets on, before they close (docs/engine.md). */
+void uroce_udp_drain(struct uroce_engine *eng);
 /* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
 int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 		   uint16_t sport, const struct iovec *iov, int iovcnt);
 /* Hand a packet to the process owning its destination QP (its forwarding port). */
 int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx);
+/* Send IOV, a packet from (av->sgid, sport) to an address of this device,
+ * straight to the forwarding PORT of the process it is for: never through
+ * the shared ADDR:4791 sockets, where another process may read it and end
+ * before passing it on.  Received as from the wire. */
+int uroce_udp_send_local(struct uroce_engine *eng, uint16_t port, const struct uroce_av *av,
+			 uint16_t sport, const struct iovec *iov, int iovcnt);
 /* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
 void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx);
 /* Give QPN a receive socket bound to (LOCAL, 4791) and connected to (PEER, PORT);
@@ -300,6 +309,10 @@ int uroce_gsi_attach(struct uroce_engine *eng);
 void uroce_gsi_detach(struct uroce_engine *eng);
 /* A packet to QP 1 that passed the wire checks. */
 void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt);
+/* The forwarding port of the process of this device that MAD (LEN bytes,
+ * to address DGID of this device) is for; ours if no other process owns it. */
+uint16_t uroce_gsi_local_port(struct uroce_engine *eng, const void *mad, size_t len,
+			      const uint8_t dgid[16]);
 
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cm_mad.h"
 #include "engine.h"
 #include "pkt.h"
 #include "trace/trace.h"
@@ -89,12 +90,38 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 
 /* ---- send --------------------------------------------------------------- */
 
+/* A CM MAD or a UD datagram to an address of this device is for a process
+ * of this device: the forwarding port of that process (ours if nobody else
+ * owns the destination), else 0 (the wire).  RC and UC keep the wire: a
+ * loss there is retransmitted, their connected sockets spread the load
+ * over one buffer per QP (four RC QPs' READ bursts through one forwarding
+ * socket ran out of retries under load), and they need no exception. */
+static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
+			   const struct roce_pkt *pkt, const struct iovec *payload, int n)
+{
+	uint16_t port = 0;
+	int i;
+
+	for (i = 0; i < eng->n_rx; i++)
+		if (!memcmp(eng->rx_addr[i].ip, av->dgid.raw, 16))
+			break;
+	if (i == eng->n_rx || (pkt->opcode & ROCE_TR_MASK) != ROCE_TR_UD)
+		return 0;
+	if (pkt->dqpn == CM_GSI_QPN)
+		return n == 1 ? uroce_gsi_local_port(eng, payload[0].iov_base, payload[0].iov_len,
+						     av->dgid.raw) : eng->fwd_port;
+	if (!uroce_qpn_owner(eng->qpns, pkt->dqpn, 0, &port) || !port)
+		port = eng->fwd_port;
+	return port;
+}
+
 int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
 		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
 	uint8_t hdr[64], tail[4 + 4] = { 0 };
 	struct iovec iov[UROCE_MAX_SGE + 3];
 	uint32_t plen = 0, padlen, crc;
+	uint16_t local = local_port(eng, av, pkt, payload, n);
 	struct roce_net net;
 	int h, k = 0, ret;
 	uint64_t t0 = uroce_trace_clock(); /* before the peer can see it */
@@ -116,7 +143,13 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	for (int i = 0; i < n; i++)
 		iov[k++] = payload[i];
 	iov[k++] = (struct iovec){ tail, padlen + 4 };
-	ret = uroce_udp_send(eng, av, sport, iov, k);
+	/* Between two processes of one device, never through the shared
+	 * ADDR:4791 sockets (docs/engine.md); the wire if that fails. */
+	ret = -ENOENT;
+	if (local)
+		ret = uroce_udp_send_local(eng, local, av, sport, iov, k);
+	if (ret)
+		ret = uroce_udp_send(eng, av, sport, iov, k);
 	if (ret && uroce_debug)
 		fprintf(stderr, "uroce: send of opcode 0x%02x psn %u failed: %s\n", pkt->opcode,
 			pkt->psn, strerror(-ret));

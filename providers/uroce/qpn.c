@@ -194,10 +194,16 @@ uint32_t uroce_qpn_find(struct uroce_qpn_table *t, pid_t pid, uint16_t *fwd_port
 	for (uint32_t n = UROCE_QPN_FIRST; n < t->sh->nslots; n++) {
 		uint64_t cur = atomic_load(&t->sh->owner[n]);
 
-		if (cur && (pid_t)(cur >> 32) == pid) {
-			*fwd_port = (uint16_t)atomic_load(&ports(t)[n]);
-			return n;
+		if (!cur || (pid_t)(cur >> 32) != pid)
+			continue;
+		/* A dead process that had the same pid (pids wrap at 32768
+		 * on a busy host) left this entry: free it, look on. */
+		if (!uroce_owner_alive(cur)) {
+			atomic_compare_exchange_strong(&t->sh->owner[n], &cur, 0);
+			continue;
 		}
+		*fwd_port = (uint16_t)atomic_load(&ports(t)[n]);
+		return n;
 	}
 	return 0;
 }

@@ -38,7 +38,8 @@ void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn);
 pid_t uroce_qpn_owner(struct uroce_qpn_table *t, uint32_t qpn, int check_alive,
 		      uint16_t *fwd_port);
 
-/* The first entry owned by PID (and its forwarding port), 0 if none. */
+/* The first entry owned by the live process PID (and its forwarding port),
+ * 0 if none; entries of dead processes that had PID are freed on the way. */
 uint32_t uroce_qpn_find(struct uroce_qpn_table *t, pid_t pid, uint16_t *fwd_port);
 
 /* An owner word: PID << 32 | the low 32 bits of its start time, so a reused

@@ -37,11 +37,14 @@ struct fwd_hdr {
 	uint8_t tos;
 	uint16_t src_port;
 	uint16_t dst_port;
-	uint16_t ttl;                /* FWD_TTL | TTL; 0 from builds before it */
+	uint16_t ttl;                /* FWD_TTL | TTL (| FWD_DIRECT); 0 from builds before it */
 	uint8_t src_ip[16];
 	uint8_t dst_ip[16];
 };
 #define FWD_TTL 0x100
+/* Sent to its owner by a process of the same device (uroce_udp_send_local),
+ * not passed on: received as if from the wire, forwarded at most once. */
+#define FWD_DIRECT 0x200
 #ifndef IPV6_FLOWINFO
 #define IPV6_FLOWINFO 11   /* linux/in6.h: receive the flow label as a cmsg */
 #endif
@@ -215,6 +218,12 @@ int uroce_udp_open(struct uroce_engine *eng)
 	return 0;
 }
 
+void uroce_udp_drain(struct uroce_engine *eng)
+{
+	for (int i = 0; i < eng->n_rx; i++)
+		uroce_udp_poll(eng, i);
+}
+
 void uroce_udp_close(struct uroce_engine *eng)
 {
 	for (int i = 0; i < eng->n_rx; i++)
@@ -283,23 +292,51 @@ int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
 	return n < 0 ? -errno : 0;
 }
 
+/* H and IOV as one datagram to the forwarding socket at PORT. */
+static int fwd_send(struct uroce_engine *eng, uint16_t port, struct fwd_hdr *h,
+		    const struct iovec *iov, int iovcnt)
+{
+	struct iovec v[UROCE_MAX_SGE + 4];
+	struct sockaddr_storage to;
+	struct msghdr msg = { .msg_name = &to, .msg_iov = v, .msg_iovlen = iovcnt + 1 };
+
+	if (!port)
+		return -ENOENT;
+	if (iovcnt + 1 > (int)(sizeof(v) / sizeof(v[0])))
+		return -EINVAL;
+	v[0] = (struct iovec){ h, sizeof(*h) };
+	memcpy(v + 1, iov, iovcnt * sizeof(*iov));
+	msg.msg_namelen = uroce_udp_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
+					     if_nametoindex(eng->netdev), &to);
+	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
 int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx)
 {
 	struct fwd_hdr h = {
 		.family = rx->family, .src_port = rx->src_port, .dst_port = rx->dst_port,
 		.tos = rx->tos, .ttl = FWD_TTL | rx->ttl,
 	};
-	struct iovec iov[2] = { { &h, sizeof(h) }, { rx->buf, rx->len } };
-	struct sockaddr_storage to;
-	struct msghdr msg = { .msg_name = &to, .msg_iov = iov, .msg_iovlen = 2 };
+	struct iovec iov = { rx->buf, rx->len };
 
-	if (!port)
-		return -ENOENT;
 	memcpy(h.src_ip, rx->src_ip, 16);
 	memcpy(h.dst_ip, rx->dst_ip, 16);
-	msg.msg_namelen = uroce_udp_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
-					if_nametoindex(eng->netdev), &to);
-	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+	return fwd_send(eng, port, &h, &iov, 1);
+}
+
+int uroce_udp_send_local(struct uroce_engine *eng, uint16_t port, const struct uroce_av *av,
+			 uint16_t sport, const struct iovec *iov, int iovcnt)
+{
+	/* What the wire would show: our sockets set no TOS and the
+	 * default TTL. */
+	struct fwd_hdr h = {
+		.family = av->family, .src_port = sport, .dst_port = ROCE_PORT,
+		.ttl = FWD_TTL | FWD_DIRECT | DEFAULT_TTL,
+	};
+
+	memcpy(h.src_ip, av->sgid.raw, 16);
+	memcpy(h.dst_ip, av->dgid.raw, 16);
+	return fwd_send(eng, port, &h, iov, iovcnt);
 }
 
 static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *rx)
@@ -461,8 +498,9 @@ void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
 				rx.tos = h.tos;
 				rx.ttl = h.ttl & FWD_TTL ? h.ttl & 0xff : DEFAULT_TTL;
 				rx.flow = 0;   /* not passed on */
-				rx.forwarded = true;
-				uroce_count(eng, UROCE_STAT_FORWARDED_IN, 1);
+				rx.forwarded = !(h.ttl & FWD_DIRECT);
+				if (rx.forwarded)
+					uroce_count(eng, UROCE_STAT_FORWARDED_IN, 1);
 			} else {
 				sockaddr_to_rx(&from[i], &rx);
 				cmsgs_to_rx(&msgs[i].msg_hdr, &rx);

@@ -72,7 +72,9 @@ cm_wait_server() {
 
 # cm_pair NAME SRV_NS CLI_NS -- SERVER... -- CLIENT...: both must exit 0
 # and print no error; the client's output goes to $CM_CLI_LOG.  The server
-# is ready when $CM_READY (default: our CM's listening line) is seen.
+# is ready when $CM_READY (default: our CM's listening line) is seen.  A
+# client that fails with output matching $CM_AGAIN_RE: the server is
+# stopped and cm_pair returns 2 (the caller may run the pair again).
 cm_pair() {
 	local name=$1 sns=$2 cns=$3 rc=0 srv=() cli=()
 	shift 4
@@ -83,6 +85,14 @@ cm_pair() {
 	CM_CLI_LOG=$(mktemp /tmp/i11cm-cli.XXXXXX)
 	on_exit "rm -f '$CM_CLI_LOG'"
 	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
+	if [ $rc -ne 0 ] && [ -n "${CM_AGAIN_RE:-}" ] && grep -Eq "$CM_AGAIN_RE" "$CM_CLI_LOG"; then
+		# A known failure of the client program itself: its server
+		# would wait for it until the timeout; stop it now (its
+		# `timeout`, the child of `ip netns exec`, passes the signal on).
+		kill $(pgrep -P $CM_SRV_PID) 2>/dev/null || true
+		wait $CM_SRV_PID || true
+		return 2
+	fi
 	if [ -n "${CM_SERVER_FOREVER:-}" ]; then
 		# A server that never ends by itself (cmtime): its client is done.
 		kill $(pgrep -P $CM_SRV_PID) 2>/dev/null || true

@@ -16,10 +16,8 @@ for w in ${CM_WHERE:-lo veth}; do
 	cm_pair "ucmatose $w" $SRV_NS $CLI_NS -- ucmatose -b $SRV_ADDR -c 4 -C 20 \
 		-- ucmatose -s $SRV_ADDR -c 4 -C 20
 	# udaddy's UD datagrams have no retransmission: one lost datagram hangs
-	# it.  Between two processes on one device (lo) a datagram can take the
-	# other process's socket and be forwarded; one was lost there in the
-	# last run of 2026-11-23 (docs/cm.md), so udaddy runs across the veth.
-	[ $w = lo ] || cm_pair "udaddy $w" $SRV_NS $CLI_NS -- udaddy -b $SRV_ADDR -C 10 \
+	# it (on lo: between two processes of one device, docs/cm.md).
+	cm_pair "udaddy $w" $SRV_NS $CLI_NS -- udaddy -b $SRV_ADDR -C 10 \
 		-- udaddy -s $SRV_ADDR -C 10
 	cm_pair "rdma_server $w" $SRV_NS $CLI_NS -- rdma_server -s $SRV_ADDR -p $port \
 		-- rdma_client -s $SRV_ADDR -p $port

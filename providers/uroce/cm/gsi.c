@@ -237,6 +237,13 @@ static void deliver(struct uroce_gsi *g, const struct uroce_rx *rx, const struct
 	uroce_gsi_rx_fn fn;
 	void *arg;
 
+	if (atomic_load(&g->eng->stop)) {
+		/* The engine is closing (uroce_udp_drain): the CM must not
+		 * take a reference to it; a MAD of ours left now is lost as
+		 * it would be a moment later. */
+		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		return;
+	}
 	pthread_mutex_lock(&handler_lock);
 	fn = handler;
 	arg = handler_arg;
@@ -260,22 +267,27 @@ static bool forward_to(struct uroce_gsi *g, uint16_t port, const struct uroce_rx
 	return true;
 }
 
-/* REQ and SIDR_REQ: to the process listening on the service ID at the
- * address the CMA header names (Linux cma_find_listener), else the one
- * the packet arrived at. */
-static void route_by_service(struct uroce_gsi *g, const struct uroce_rx *rx, const struct cm_msg *m)
+/* REQ and SIDR_REQ: the process listening on the service ID at the
+ * address the CMA header names (Linux cma_find_listener), else DST_IP
+ * (where the packet goes); 0 if none. */
+static pid_t listener_of(const struct cm_msg *m, const uint8_t *dst_ip)
 {
 	struct cm_cma_addrs a;
-	const uint8_t *ip = rx->dst_ip;
-	uint16_t port = 0;
-	pid_t pid = 0;
+	const uint8_t *ip = dst_ip;
 
-	if (cm_service_id_is_ip(m->service_id)) {
-		if (cm_cma_hdr_unpack(m->private_data, &a) == 0)
-			ip = a.dst;
-		pid = uroce_gsi_port_lookup_listener(cm_service_id_ps(m->service_id), ip,
-						     cm_service_id_port(m->service_id));
-	}
+	if (!cm_service_id_is_ip(m->service_id))
+		return 0;
+	if (cm_cma_hdr_unpack(m->private_data, &a) == 0)
+		ip = a.dst;
+	return uroce_gsi_port_lookup_listener(cm_service_id_ps(m->service_id), ip,
+					      cm_service_id_port(m->service_id));
+}
+
+static void route_by_service(struct uroce_gsi *g, const struct uroce_rx *rx, const struct cm_msg *m)
+{
+	pid_t pid = listener_of(m, rx->dst_ip);
+	uint16_t port = 0;
+
 	if (pid == getpid()) {
 		deliver(g, rx, m);
 		return;
@@ -313,6 +325,29 @@ static void route_by_comm_id(struct uroce_gsi *g, const struct uroce_rx *rx, con
 	if (owner && owner != getpid() && forward_to(g, port, rx))
 		return;
 	answer_unowned(g, rx, m);
+}
+
+uint16_t uroce_gsi_local_port(struct uroce_engine *eng, const void *mad, size_t len,
+			      const uint8_t dgid[16])
+{
+	struct uroce_gsi *g = eng->gsi;
+	uint16_t port = 0;
+	struct cm_msg m;
+	uint32_t slot;
+	pid_t pid;
+
+	if (!g || !g->members || cm_mad_parse(mad, len, &m) != CM_MAD_OK)
+		return eng->fwd_port;
+	if (m.attr_id == CM_ATTR_REQ || m.attr_id == CM_ATTR_SIDR_REQ) {
+		pid = listener_of(&m, dgid);
+		if (pid && pid != getpid() && uroce_qpn_find(g->members, pid, &port) && port)
+			return port;
+		return eng->fwd_port;
+	}
+	slot = cm_msg_dest_id(&m) >> UROCE_GSI_COMM_ID_SLOT_SHIFT;
+	if (slot && slot != g->slot && uroce_qpn_owner(g->members, slot, 1, &port) && port)
+		return port;
+	return eng->fwd_port;
 }
 
 void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt)

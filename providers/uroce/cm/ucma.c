@@ -77,7 +77,7 @@ static void event_unlink(struct ucma_file *f, struct ucma_event *ev)
 	*pp = ev->next;
 	if (f->tail == &ev->next)
 		f->tail = pp;
-	if (eventfd_read(f->fd, &v) < 0)
+	if (eventfd_read(f->efd, &v) < 0)
 		(void)0;
 }
 
@@ -137,7 +137,7 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 	*f->tail = ev;
 	f->tail = &ev->next;
 	UROCE_TRACE(uroce_trace_cm_event(ctx->id, ctx->conn.local_qpn, event, status));
-	if (eventfd_write(f->fd, 1) < 0)
+	if (eventfd_write(f->efd, 1) < 0)
 		(void)0;
 	if (uroce_debug_cm > 1)
 		fprintf(stderr, "uroce cm[%d %.6f]: event %u status %d on id %u\n", (int)getpid(), uroce_cm_now_ns() / 1e9,
@@ -145,20 +145,17 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 	return ev;
 }
 
+/* F stays valid while the caller counts as one of its users (ucma_write),
+ * also if another thread closes the application's fd meanwhile: like a
+ * kernel file held by a blocked read, the wait goes on (on our own
+ * descriptor of the eventfd) and ends only with an event. */
 int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 {
-	int fd = f->fd;
-
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = f->efd, .events = POLLIN };
 		struct ucma_event *ev;
 
 		pthread_mutex_lock(&ucma_lock);
-		f = ucma_file_find(fd);
-		if (!f) {
-			pthread_mutex_unlock(&ucma_lock);
-			return -EBADF;
-		}
 		ev = f->head;
 		if (ev) {
 			event_unlink(f, ev);
@@ -173,7 +170,9 @@ int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 			return 0;
 		}
 		pthread_mutex_unlock(&ucma_lock);
-		if (fcntl(fd, F_GETFL) & O_NONBLOCK)
+		/* O_NONBLOCK belongs to the open file description, which
+		 * efd shares with the application's fd. */
+		if (fcntl(f->efd, F_GETFL) & O_NONBLOCK)
 			return -EAGAIN;
 		/* A signal interrupts the wait, as wait_event_interruptible does. */
 		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
@@ -203,9 +202,12 @@ static int ucma_open(int flags)
 		free(f);
 		return -1;
 	}
-	if (conn_start()) {
+	f->efd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (f->efd < 0 || conn_start()) {
 		int err = errno;
 
+		if (f->efd >= 0)
+			close(f->efd);
 		close(fd);
 		free(f);
 		errno = err;
@@ -218,6 +220,23 @@ static int ucma_open(int flags)
 	files = f;
 	pthread_mutex_unlock(&ucma_lock);
 	return fd;
+}
+
+/* The file's last user is gone: destroy its ids, as ucma_close does
+ * (connections are left with a DREQ or REJ by conn_destroy).  Lock held. */
+static void file_release(struct ucma_file *f)
+{
+	for (uint32_t i = 0; i < n_ids; i++)
+		if (ids[i] && ids[i]->file == f)
+			ucma_ctx_free(ids[i]);
+}
+
+static void file_free(struct ucma_file *f)
+{
+	if (!f)
+		return;
+	close(f->efd);
+	free(f);
 }
 
 static ssize_t ucma_write(int fd, const void *buf, size_t len)
@@ -256,12 +275,21 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 	}
 	pthread_mutex_lock(&ucma_lock);
 	f = ucma_file_find(fd);
+	if (f)
+		f->users++;
 	pthread_mutex_unlock(&ucma_lock);
 	if (!f) {
 		errno = EBADF;
 		return -1;
 	}
 	ret = c->fn(f, in.bytes, hdr.out);
+	pthread_mutex_lock(&ucma_lock);
+	if (--f->users || !f->closed)
+		f = NULL;
+	else
+		file_release(f);
+	pthread_mutex_unlock(&ucma_lock);
+	file_free(f);
 	conn_flush_puts();
 	if (uroce_debug_cm > 1)
 		fprintf(stderr, "uroce cm[%d %.6f]: %s -> %d\n", (int)getpid(), uroce_cm_now_ns() / 1e9, c->name, ret);
@@ -272,8 +300,10 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 	return (ssize_t)len;
 }
 
-/* The file is gone: destroy its ids, as ucma_close does (connections are
- * left with a DREQ or REJ by conn_destroy). */
+/* close() of the application's fd.  A command still running on the file
+ * (a GET_EVENT blocked in another thread) keeps it, as the kernel's file
+ * stays open while a system call uses it: that command ends normally and
+ * the last user releases the file.  The fd number is free at once. */
 static void ucma_close(int fd)
 {
 	struct ucma_file *f, **pp;
@@ -283,13 +313,16 @@ static void ucma_close(int fd)
 		;
 	f = *pp;
 	if (f) {
-		for (uint32_t i = 0; i < n_ids; i++)
-			if (ids[i] && ids[i]->file == f)
-				ucma_ctx_free(ids[i]);
 		*pp = f->next;
+		if (f->users) {
+			f->closed = true;
+			f = NULL;
+		} else {
+			file_release(f);
+		}
 	}
 	pthread_mutex_unlock(&ucma_lock);
-	free(f);
+	file_free(f);
 	conn_flush_puts();
 }
 
@@ -324,7 +357,7 @@ int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to)
 		ev->next = NULL;
 		*to->tail = ev;
 		to->tail = &ev->next;
-		if (eventfd_write(to->fd, 1) < 0)
+		if (eventfd_write(to->efd, 1) < 0)
 			(void)0;
 		if (ev->conn_req)
 			ev->conn_req->file = to;

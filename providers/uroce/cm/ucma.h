@@ -79,7 +79,10 @@ struct ucma_event {
 
 struct ucma_file {
 	struct ucma_file *next;
-	int fd;                      /* eventfd: its count = queued events */
+	int fd;                      /* the application's: an eventfd whose count = queued events */
+	int efd;                     /* our own descriptor of that eventfd (see ucma_close) */
+	int users;                   /* commands running on the file (GET_EVENT may block) */
+	bool closed;                 /* the application closed fd while users > 0 */
 	struct ucma_event *head, **tail;
 };
 
