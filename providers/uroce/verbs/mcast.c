@@ -6,8 +6,9 @@
  * RoCEv2 has no subnet manager: a multicast GID is an IP multicast address
  * (IPv4-mapped 224.0.0.0/4, or IPv6 ff00::/8), and joining the group is
  * joining that IP group on the device's interface (IBTA A17.4.x).  Each
- * process that attaches a QP to a group holds one socket for it
- * (transport_udp.c), so every process on the host receives its own copy,
+ * process that attaches a QP to a group joins it through its transport
+ * (ops->mcast_join: the udp transport holds a socket per group), so every
+ * process on the host receives its own copy,
  * and the engine hands the packet to every attached QP of the process.
  * The LID is ignored, as for every RoCE device.
  */
@@ -38,7 +39,7 @@ static struct uroce_engine *qp_engine(struct uroce_qp *qp)
 static struct uroce_mcast_grp *find_grp(struct uroce_engine *eng, const uint8_t *gid)
 {
 	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP; i++)
-		if (eng->mcast[i].rs.fd > 0 && !memcmp(eng->mcast[i].mgid.raw, gid, 16))
+		if (eng->mcast[i].joined && !memcmp(eng->mcast[i].mgid.raw, gid, 16))
 			return &eng->mcast[i];
 	return NULL;
 }
@@ -47,22 +48,24 @@ static struct uroce_mcast_grp *find_grp(struct uroce_engine *eng, const uint8_t 
 static int new_grp(struct uroce_engine *eng, const union ibv_gid *gid, int family,
 		   struct uroce_mcast_grp **out)
 {
+	const struct uroce_xport_ops *ops = eng->xport->ops;
 	int err;
 
+	if (!ops->mcast_join)
+		return EOPNOTSUPP;
 	if (!eng->mcast && !(eng->mcast = calloc(UROCE_MAX_MCAST_GRP, sizeof(*eng->mcast))))
 		return ENOMEM;
 	for (int i = 0; i < UROCE_MAX_MCAST_GRP; i++) {
 		struct uroce_mcast_grp *g = &eng->mcast[i];
 
-		if (g->rs.fd)
-			continue; /* in use, or (-1) being left */
+		if (g->joined)
+			continue;
 		memset(g, 0, sizeof(*g));
 		g->mgid = *gid;
-		g->rs.family = family;
-		memcpy(g->rs.ip, gid->raw, 16);
-		err = uroce_udp_mcast_join(eng, &g->rs, UROCE_MCAST_BASE + (uint64_t)i);
+		err = ops->mcast_join(eng->xport, family, gid->raw);
 		if (err)
-			return -err;
+			return err == -ENOSPC ? ENOMEM : -err;
+		g->joined = true;
 		*out = g;
 		return 0;
 	}
@@ -95,23 +98,15 @@ out:
 }
 
 /* Take QPN off G (under mcast_lock); leave the group when it was the last.
- * The socket closes under rx_lock, which is taken before mcast_lock on the
- * receive path: so the lock is let go meanwhile, the slot held with fd -1. */
+ * The transport leaves it safely against its own receive path (which
+ * takes no engine lock), so mcast_lock may be held meanwhile. */
 static void remove_qpn(struct uroce_engine *eng, struct uroce_mcast_grp *g, int idx)
 {
-	struct uroce_rxsock rs;
-
 	g->qpns[idx] = g->qpns[--g->n_qps];
 	if (g->n_qps)
 		return;
-	rs = g->rs;
-	g->rs.fd = -1;
-	pthread_mutex_unlock(&eng->mcast_lock);
-	pthread_mutex_lock(&eng->rx_lock);
-	uroce_udp_mcast_leave(eng, &rs);
-	pthread_mutex_unlock(&eng->rx_lock);
-	pthread_mutex_lock(&eng->mcast_lock);
-	g->rs.fd = 0;
+	g->joined = false;
+	eng->xport->ops->mcast_leave(eng->xport, g->mgid.raw);
 }
 
 int uroce_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
@@ -145,7 +140,7 @@ bool uroce_mcast_attached(struct uroce_qp *qp)
 		return false;
 	pthread_mutex_lock(&eng->mcast_lock);
 	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP && !found; i++)
-		for (int j = 0; eng->mcast[i].rs.fd > 0 && j < eng->mcast[i].n_qps; j++)
+		for (int j = 0; eng->mcast[i].joined && j < eng->mcast[i].n_qps; j++)
 			found |= eng->mcast[i].qpns[j] == qp->vqp.qp.qp_num;
 	pthread_mutex_unlock(&eng->mcast_lock);
 	return found;
@@ -153,8 +148,9 @@ bool uroce_mcast_attached(struct uroce_qp *qp)
 
 void uroce_mcast_close(struct uroce_engine *eng)
 {
-	for (int i = 0; eng->mcast && i < UROCE_MAX_MCAST_GRP; i++)
-		uroce_udp_mcast_leave(eng, &eng->mcast[i].rs);
+	for (int i = 0; eng->mcast && eng->xport && i < UROCE_MAX_MCAST_GRP; i++)
+		if (eng->mcast[i].joined)
+			eng->xport->ops->mcast_leave(eng->xport, eng->mcast[i].mgid.raw);
 	free(eng->mcast);
 	eng->mcast = NULL;
 }

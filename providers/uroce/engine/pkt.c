@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Engine <-> wire: one RoCEv2 packet through the UDP transport.  Sending:
+ * Engine <-> wire: RoCEv2 packets through the device's transport.  Sending:
  * the wire module writes the headers, the payload goes out from the
  * application's buffers (gather), the ICRC is computed for the IP/UDP
  * fields the kernel will write.  Receiving: parse, then check the ICRC
@@ -88,81 +88,170 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 	pthread_mutex_unlock(&trace_lock);
 }
 
-/* ---- send --------------------------------------------------------------- */
+/* ---- send ---------------------------------------------------------------- */
 
-/* A CM MAD or a UD datagram to an address of this device is for a process
- * of this device: the forwarding port of that process (ours if nobody else
- * owns the destination), else 0 (the wire).  RC and UC keep the wire: a
- * loss there is retransmitted, their connected sockets spread the load
- * over one buffer per QP (four RC QPs' READ bursts through one forwarding
- * socket ran out of retries under load), and they need no exception. */
+/* Packets queued by this thread: at most a transport burst. */
+#define TXQ_MAX 64
+static __thread struct {
+	struct uroce_engine *eng;
+	int depth;
+	unsigned int n;
+	struct uroce_txpkt pkts[TXQ_MAX];
+	struct uroce_path paths[TXQ_MAX];
+	uint8_t hdr[TXQ_MAX][64];
+	uint8_t tail[TXQ_MAX][8];
+	struct iovec iov[TXQ_MAX][UROCE_MAX_SGE + 2];
+} txq;
+
+int uroce_tx_flush(void)
+{
+	struct uroce_engine *eng = txq.eng;
+	unsigned int n = txq.n, done = 0;
+	int ret = 0;
+
+	txq.n = 0;
+	while (done < n) {
+		int r = eng->xport->ops->send(eng->xport, txq.pkts + done, n - done);
+
+		if (r <= 0) {
+			ret = r ? r : -EIO;
+			break;
+		}
+		for (int i = 0; i < r; i++)
+			uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[done + i].len);
+		uroce_count(eng, UROCE_STAT_TX_PACKETS, r);
+		done += r;
+	}
+	if (ret && uroce_debug)
+		fprintf(stderr, "uroce: %s: %u of %u packets not sent: %s\n", eng->devname, n - done,
+			n, strerror(-ret));
+	return ret;
+}
+
+void uroce_tx_begin(struct uroce_engine *eng)
+{
+	if (txq.n && txq.eng != eng)
+		uroce_tx_flush();
+	txq.eng = eng;
+	txq.depth++;
+}
+
+int uroce_tx_end(struct uroce_engine *eng)
+{
+	(void)eng;
+	if (txq.depth > 0 && --txq.depth > 0)
+		return 0;
+	return txq.n ? uroce_tx_flush() : 0;
+}
+
+static void path_of(struct uroce_path *p, const struct uroce_av *av, uint16_t sport)
+{
+	p->family = av->family;
+	memcpy(p->src, av->sgid.raw, 16);
+	memcpy(p->dst, av->dgid.raw, 16);
+	p->sport = sport;
+	p->dport = ROCE_UDP_PORT;
+	p->tclass = av->traffic_class;
+	p->hop_limit = av->hop_limit;
+	p->flow_label = av->flow_label;
+}
+
+/* A CM MAD or a UD datagram may be for a process of this device: the
+ * forwarding port of the process it is for (ours if nobody else owns the
+ * destination), or 0 where the transport has no direct path.  RC and UC
+ * keep the wire: a loss there is retransmitted, their connected sockets
+ * spread the load over one buffer per QP (four RC QPs' READ bursts through
+ * one forwarding socket ran out of retries under load), and they need no
+ * exception.  Whether the destination is an address of this device is the
+ * transport's to say (ops->send_local). */
 static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
 			   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
 	uint16_t port = 0;
-	int i;
 
-	for (i = 0; i < eng->n_rx; i++)
-		if (!memcmp(eng->rx_addr[i].ip, av->dgid.raw, 16))
-			break;
-	if (i == eng->n_rx || (pkt->opcode & ROCE_TR_MASK) != ROCE_TR_UD)
+	if (!eng->xport->ops->send_local || (pkt->opcode & ROCE_TR_MASK) != ROCE_TR_UD)
 		return 0;
 	if (pkt->dqpn == CM_GSI_QPN)
 		return n == 1 ? uroce_gsi_local_port(eng, payload[0].iov_base, payload[0].iov_len,
-						     av->dgid.raw) : eng->fwd_port;
+						     av->dgid.raw) : eng->xport->fwd_port;
 	if (!uroce_qpn_owner(eng->qpns, pkt->dqpn, 0, &port) || !port)
-		port = eng->fwd_port;
+		port = eng->xport->fwd_port;
 	return port;
 }
 
-int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+/* Build the packet into the queue's next slot; trace it.  A UD packet to
+ * another process of this device goes to it directly, never through the
+ * shared ADDR:4791 sockets (docs/engine.md); the queue (the wire) if that
+ * fails. */
+static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
 		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
-	uint8_t hdr[64], tail[4 + 4] = { 0 };
-	struct iovec iov[UROCE_MAX_SGE + 3];
+	unsigned int s;
 	uint32_t plen = 0, padlen, crc;
 	uint16_t local = local_port(eng, av, pkt, payload, n);
-	struct roce_net net;
-	int h, k = 0, ret;
 	uint64_t t0 = uroce_trace_clock(); /* before the peer can see it */
+	struct roce_net net;
+	struct iovec *iov;
+	int h, k = 0;
 
+	if (txq.n && (txq.eng != eng || txq.n == TXQ_MAX ||
+		      txq.n >= eng->xport->caps.max_burst))
+		uroce_tx_flush();
+	txq.eng = eng;
+	s = txq.n;
+	iov = txq.iov[s];
 	for (int i = 0; i < n; i++)
 		plen += payload[i].iov_len;
 	padlen = roce_padlen(plen);
-	h = roce_build(hdr, sizeof(hdr), pkt, plen);
+	h = roce_build(txq.hdr[s], sizeof(txq.hdr[s]), pkt, plen);
 	if (h < 0) {
 		fprintf(stderr, "uroce: internal error: no packet format for opcode 0x%02x\n",
 			pkt->opcode);
 		return -EINVAL;
 	}
 	roce_net_from_socket(&net, av->family, av->sgid.raw, av->dgid.raw, sport, ROCE_UDP_PORT);
-	crc = htole32(roce_icrc(&net, hdr, h, payload, n, padlen));
+	crc = htole32(roce_icrc(&net, txq.hdr[s], h, payload, n, padlen));
 	/* Pad bytes are zero; the ICRC follows them. */
-	memcpy(tail + padlen, &crc, 4);
-	iov[k++] = (struct iovec){ hdr, h };
+	memset(txq.tail[s], 0, sizeof(txq.tail[s]));
+	memcpy(txq.tail[s] + padlen, &crc, 4);
+	iov[k++] = (struct iovec){ txq.hdr[s], h };
 	for (int i = 0; i < n; i++)
 		iov[k++] = payload[i];
-	iov[k++] = (struct iovec){ tail, padlen + 4 };
-	/* Between two processes of one device, never through the shared
-	 * ADDR:4791 sockets (docs/engine.md); the wire if that fails. */
-	ret = -ENOENT;
-	if (local)
-		ret = uroce_udp_send_local(eng, local, av, sport, iov, k);
-	if (ret)
-		ret = uroce_udp_send(eng, av, sport, iov, k);
-	if (ret && uroce_debug)
-		fprintf(stderr, "uroce: send of opcode 0x%02x psn %u failed: %s\n", pkt->opcode,
-			pkt->psn, strerror(-ret));
-	if (!ret) {
+	iov[k++] = (struct iovec){ txq.tail[s], padlen + 4 };
+	path_of(&txq.paths[s], av, sport);
+	txq.pkts[s] = (struct uroce_txpkt){
+		.path = &txq.paths[s], .iov = iov, .iovcnt = k, .len = h + plen + padlen + 4,
+	};
+	if (local && eng->xport->ops->send_local(eng->xport, local, &txq.pkts[s]) == 0) {
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, 1);
-		uroce_count(eng, UROCE_STAT_TX_BYTES, h + plen + padlen + 4);
-		if (trace) {
-			roce_net_fake_macs(&net);
-			roce_pcap_write(trace, &net, iov, k);
-		}
-		UROCE_TRACE(uroce_trace_pkt(t0, true, &net, iov, k));
+		uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[s].len);
+	} else {
+		txq.n++;
 	}
-	return ret;
+	if (trace) {
+		roce_net_fake_macs(&net);
+		roce_pcap_write(trace, &net, iov, k);
+	}
+	UROCE_TRACE(uroce_trace_pkt(t0, true, &net, iov, k));
+	return 0;
+}
+
+int uroce_pkt_queue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+		    const struct roce_pkt *pkt, const struct iovec *payload, int n)
+{
+	int ret = enqueue(eng, av, sport, pkt, payload, n);
+
+	if (ret || txq.depth > 0)
+		return ret;
+	return uroce_tx_flush();
+}
+
+int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
+{
+	int ret = enqueue(eng, av, sport, pkt, payload, n);
+
+	return ret ? ret : uroce_tx_flush();
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -173,7 +262,10 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	int r;
 
 	roce_net_from_socket(&net, rx->family, rx->src_ip, rx->dst_ip, rx->src_port, rx->dst_port);
-	net.id_unknown = true;
+	net.ip_id = rx->ip_id;
+	net.id_unknown = !rx->ip_id_exact;
+	if (rx->ip_id_exact)
+		net.df = rx->df;
 	r = roce_parse(rx->buf, rx->len, p);
 	if (r == ROCE_OK)
 		r = roce_icrc_check(&net, rx->buf, rx->len);
