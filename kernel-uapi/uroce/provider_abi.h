@@ -23,7 +23,7 @@
 /*
  * The layouts we support, one row each.  A build is for exactly one row; the
  * provider refuses to register under a libibverbs outside its row
- * (providers/uroce/abi_guard.c).
+ * (providers/uroce/verbs/abi_guard.c).
  *
  *   rdma-core  PABI  ops  ibv_qp_ex  verbs_context  shipped by
  *   44         34    76   352        648            Debian 12, RHEL 9.2

@@ -102,7 +102,7 @@ struct uroce_stats_shm {
 
 /*
  * The records' files, shared by the provider and the uroce command
- * (providers/uroce/stats.c).  Functions return 0 or -errno.
+ * (providers/uroce/device/stats.c).  Functions return 0 or -errno.
  */
 /* The name of counter E ("tx_packets", ...). */
 const char *uroce_stat_name(enum uroce_stat e);

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The transport interface: all the engine knows of the network beneath it.
+ *
+ * A transport moves RoCEv2 packets, each the UDP payload from the BTH to
+ * the ICRC, between the addresses of a device's netdev and its peers.  One
+ * is opened per (process, device) by the engine, chosen by the device's
+ * `transport` attribute (uroce_xport_lookup).  The rules each call keeps
+ * (who owns buffers, partial sends, errors, threads) are in docs/transport.md.
+ *
+ * Layers: verbs -> engine -> transport -> wire.  This header includes
+ * nothing of the layers above it.
+ */
+#ifndef UROCE_TRANSPORT_H
+#define UROCE_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* The RoCEv2 UDP destination port (IBTA A17.2). */
+#define UROCE_XPORT_ROCE_PORT 4791
+/* Largest packet (BTH..ICRC) a transport carries: a 4096-byte MTU payload
+ * and the longest header set (BTH+RETH+ImmDt... 56 bytes) with pad and ICRC. */
+#define UROCE_XPORT_MAX_PKT 4200
+/* iovec entries one packet may be gathered from (headers, SGEs, pad+ICRC). */
+#define UROCE_XPORT_MAX_IOV 40
+
+/* Where a packet goes: the IP and UDP fields of one RoCEv2 packet. */
+struct uroce_path {
+	int family;                 /* AF_INET (IPv4-mapped GIDs) or AF_INET6 */
+	uint8_t src[16];            /* source GID: one of the device's addresses */
+	uint8_t dst[16];            /* destination GID */
+	uint16_t sport;             /* UDP source port (A17.3.1 entropy) */
+	uint16_t dport;             /* UDP destination port: UROCE_XPORT_ROCE_PORT */
+	uint8_t tclass;             /* IPv4 TOS / IPv6 traffic class */
+	uint8_t hop_limit;          /* IPv4 TTL / IPv6 hop limit; 0: the default */
+	uint32_t flow_label;        /* IPv6 */
+};
+
+/*
+ * One packet to send: the UDP payload, BTH .. ICRC, gathered from IOV.
+ * The ICRC is computed for IPv4 ID 0 with DF (wire/icrc.c); a transport
+ * that writes another ID (a GSO segment's) corrects the ICRC for it.
+ */
+struct uroce_txpkt {
+	const struct uroce_path *path;
+	const struct iovec *iov;
+	uint32_t iovcnt;            /* at most UROCE_XPORT_MAX_IOV */
+	uint32_t len;               /* sum of the iov lengths */
+};
+
+/* One packet received: the UDP payload (BTH...ICRC) and its addresses. */
+struct uroce_rx {
+	uint8_t *buf;
+	uint32_t len;
+	int family;
+	uint8_t src_ip[16];          /* IPv4 in the last 4 bytes */
+	uint8_t dst_ip[16];
+	uint16_t src_port;
+	uint16_t dst_port;
+	/* The IP header fields a UD receive's GRH area shows (IBTA A17.4.5.2):
+	 * IPv4 TOS / IPv6 traffic class, TTL / hop limit, IPv6 flow label. */
+	uint8_t tos;
+	uint8_t ttl;
+	uint32_t flow;
+	/* The IPv4 ID and DF bit the ICRC covers.  ip_id_exact: read from the
+	 * header (a frame transport).  Otherwise ip_id is the likeliest value
+	 * (a coalesced datagram's segment index), tried first with DF before
+	 * the check solves for the bits (wire/icrc.c). */
+	uint16_t ip_id;
+	bool ip_id_exact;
+	bool df;
+	bool forwarded;              /* came from another process: never forward again */
+};
+
+/* What a transport can do; fixed from open to close. */
+struct uroce_xport_caps {
+	uint32_t max_burst;         /* packets one send or recv call takes at most */
+	uint32_t max_payload;       /* largest packet (BTH..ICRC) the netdev's MTU lets through */
+	bool tx_segmentation;       /* runs of equal-size packets to one path leave as one (GSO) */
+	bool rx_coalescing;         /* the kernel hands over runs of packets as one (GRO) */
+	bool frames;                /* carries whole Ethernet frames (writes L2..L4 itself) */
+};
+
+/* Open-time facts and the counters (enum uroce_stat) the transport adds to. */
+struct uroce_xport_conf {
+	const char *devname;        /* for messages */
+	const char *netdev;         /* the device's netdev: its addresses are served */
+	uint64_t *counters;         /* UROCE_STAT_COUNT entries, updated atomically */
+};
+
+/*
+ * An open transport.  Every implementation starts its own state with this
+ * head; the engine reads the head and calls the ops, nothing else.
+ */
+struct uroce_xport {
+	const struct uroce_xport_ops *ops;
+	struct uroce_xport_caps caps;
+	int fd;                     /* readable (level) while recv has packets */
+	uint16_t fwd_port;          /* token other processes forward to us with (0: none) */
+};
+
+struct uroce_xport_ops {
+	const char *name;           /* as the `transport` device attribute says it */
+	/* Serve CONF->netdev's addresses; *OUT on success.  0 or -errno
+	 * (EADDRINUSE: another user's processes hold the addresses). */
+	int (*open)(const struct uroce_xport_conf *conf, struct uroce_xport **out);
+	void (*close)(struct uroce_xport *x);
+	/* Send PKTS[0..N) in order (N <= caps.max_burst).  Returns how many
+	 * leading packets were handed to the network (N on success), or -errno
+	 * when none was.  Buffers are the caller's and free again on return. */
+	int (*send)(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n);
+	/* Take up to MAX waiting packets into PKTS; never blocks.  Returns the
+	 * count (0: none) or -errno.  The bytes stay valid until the next recv
+	 * or close; recv is called by one thread at a time. */
+	int (*recv)(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max);
+
+	/* Optional (NULL: not needed by this transport). */
+	/* Pass RX to the process of this device whose fwd_port is PORT. */
+	int (*forward)(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx);
+	/* Deliver the packets of connection QPN, sent from (PEER, PEER_PORT)
+	 * to (LOCAL, 4791), to this process directly (both GIDs of FAMILY).
+	 * Safe against a concurrent recv.  0 or -errno. */
+	int (*steer)(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
+		     const uint8_t *peer, uint16_t peer_port);
+	void (*unsteer)(struct uroce_xport *x, uint32_t qpn);
+};
+
+/* The transport a device's `transport` attribute names ("udp"; "xdp" once
+ * it exists), or NULL. */
+const struct uroce_xport_ops *uroce_xport_lookup(const char *name);
+
+/* The UDP source port of QP FROM talking to QP TO (RC/UC: each side can
+ * compute the other's, so a connection is steered from its first packet;
+ * UD: TO is 0).  RoCEv2 source ports are 0xC000-0xFFFF (A17.3.1). */
+static inline uint16_t uroce_xport_sport(uint32_t from_qpn, uint32_t to_qpn)
+{
+	uint32_t h = from_qpn * 0x9E3779B1u ^ to_qpn * 0x85EBCA6Bu;
+
+	h ^= h >> 15;
+	h *= 0x2C1B3C6Du;
+	h ^= h >> 12;
+	return 0xC000 | (h & 0x3fff);
+}
+
+#endif
