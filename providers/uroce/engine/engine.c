@@ -188,9 +188,12 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
 	struct epoll_event evs[16];
+	uint64_t busy_until = 0, timers_ns = 0;
+	bool busy = false;
 
+	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
-		int timeout = atomic_load(&eng->armed) > 0 ? 1 : -1;
+		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 ? 1 : -1;
 		int n = epoll_wait(eng->epfd, evs, 16, timeout);
 
 		if (n > 0) {
@@ -198,8 +201,13 @@ static void *progress_thread(void *arg)
 			handle_events(eng, evs, n, true);
 			pthread_mutex_unlock(&eng->rx_lock);
 		}
-		if (atomic_load(&eng->armed) > 0)
+		busy = uroce_poll_keep_busy(eng, n > 0, &busy_until);
+		/* While busy polling, the timers (1 ms granularity) every 50 us. */
+		if (atomic_load(&eng->armed) > 0 &&
+		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {
 			run_timers(eng);
+			timers_ns = busy ? uroce_now_ns() : 0;
+		}
 	}
 	return NULL;
 }
@@ -278,6 +286,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev)
 	err = -uroce_gsi_attach(eng);
 	if (err)
 		goto fail;
+	uroce_poll_conf(eng);
 	err = pthread_create(&eng->thread, NULL, progress_thread, eng);
 	if (err)
 		goto fail;

@@ -193,9 +193,12 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			p.sqpn = qp->vqp.qp.qp_num;
 		}
 		p.psn = qe->cur_psn;
+		/* The packet that fills the window asks for the ACK that
+		 * opens it again. */
 		if (type == IBV_QPT_RC)
 			p.ackreq = last || qe->probe_ackreq ||
-				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY;
+				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY ||
+				   unacked(qe) + 1 >= qe->win;
 		if (p.ackreq) {
 			qe->since_ackreq = 0;
 			/* Time new packets only (Karn): not probes, not resends. */
@@ -287,6 +290,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 
 	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
+	/* One window for the whole pass: the packet that fills it is the one
+	 * that asked for an ACK, even if other QPs change the share meanwhile. */
+	qe->win = uroce_cc_window(qe);
 	while (qe->sq_next != qp->sq.prod) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
 		int done;
@@ -303,7 +309,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 				break;
 			start_wqe(qp, w);
 		}
-		if (type == IBV_QPT_RC && unacked(qe) >= UROCE_WINDOW_PKTS)
+		if (type == IBV_QPT_RC && unacked(qe) >= qe->win)
 			break;
 		done = send_some(qp, w);
 		if (done < 0)
@@ -354,6 +360,11 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 		return; /* nothing was sent at or after PSN */
 	fw->state = UROCE_WQE_SENDING;
 	qe->sq_next = found;
+	if (psn_diff(qe->cur_psn, psn) > 0 &&
+	    (!qe->resending || psn_diff(qe->cur_psn, qe->resent_end) > 0)) {
+		qe->resent_end = qe->cur_psn;
+		qe->resending = true;
+	}
 	qe->cur_psn = psn;
 	/* SEND/WRITE packets and READ responses are MTU-sized: PSN -> offset. */
 	if (fw->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || fw->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -380,6 +391,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	if (qe->probe_ns && now >= qe->probe_ns && unacked(qe)) {
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
+		uroce_cc_loss(qe, false);
 		uroce_req_rewind(qp, qe->una_psn);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
@@ -404,6 +416,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		return;
 	}
 	qe->retry_left--;
+	uroce_cc_loss(qe, true);
 	uroce_req_rewind(qp, qe->una_psn);
 	qe->deadline_ns = 0;
 	uroce_req_progress(qp);

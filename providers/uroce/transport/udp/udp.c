@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -227,7 +228,9 @@ void uroce_udp_close(struct uroce_engine *eng)
 		close(eng->fwd_fd);
 	for (int i = 0; i < eng->n_tx; i++)
 		close(eng->tx[i].fd);
-	eng->n_tx = 0;
+	eng->n_tx = eng->cap_tx = 0;
+	free(eng->tx);
+	eng->tx = NULL;
 }
 
 /* The socket packets from (ip, port) leave through; created on first use. */
@@ -242,9 +245,19 @@ static int tx_socket(struct uroce_engine *eng, int family, const uint8_t *ip, ui
 			fd = eng->tx[i].fd;
 			goto out;
 		}
-	if (eng->n_tx == (int)(sizeof(eng->tx) / sizeof(eng->tx[0]))) {
-		fd = -EMFILE;
-		goto out;
+	/* Every RC/UC QP sends from a port of its own (A17.3.1 entropy, and
+	 * the peer steers by it): the table grows with the QPs.  A fixed 64
+	 * made QP 65 and later fail every send (issue 14: -q 128). */
+	if (eng->n_tx == eng->cap_tx) {
+		int cap = eng->cap_tx ? 2 * eng->cap_tx : 64;
+		struct uroce_txsock *t = realloc(eng->tx, cap * sizeof(*t));
+
+		if (!t) {
+			fd = -ENOMEM;
+			goto out;
+		}
+		eng->tx = t;
+		eng->cap_tx = cap;
 	}
 	fd = bound_socket(family, ip, port, if_nametoindex(eng->netdev));
 	if (fd < 0)
