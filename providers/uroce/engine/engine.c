@@ -176,8 +176,13 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	struct epoll_event evs[16];
 	int n;
 
-	if (pthread_mutex_trylock(&eng->rx_lock))
-		return; /* another thread is draining: it will deliver */
+	if (pthread_mutex_trylock(&eng->rx_lock)) {
+		/* Another thread is draining: it will deliver.  If it is the
+		 * progress thread, preempted on this CPU by this busy poller,
+		 * let it run (poll.c). */
+		uroce_poll_contended(eng);
+		return;
+	}
 	n = epoll_wait(eng->epfd, evs, 16, 0);
 	if (n > 0)
 		handle_events(eng, evs, n, false);

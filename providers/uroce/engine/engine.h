@@ -287,6 +287,8 @@ void uroce_engine_poll(struct uroce_engine *eng);
 void uroce_poll_conf(struct uroce_engine *eng);
 void uroce_poll_thread_start(struct uroce_engine *eng);
 bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns);
+/* An application thread found the sockets being drained by another. */
+void uroce_poll_contended(struct uroce_engine *eng);
 
 /* cm/gsi.c: QP1, the CM's MADs (the device's general services interface) */
 struct roce_pkt;
