@@ -204,6 +204,15 @@ static void *progress_thread(void *arg)
 		if (n > 0) {
 			pthread_mutex_lock(&eng->rx_lock);
 			handle_events(eng, evs, n, true);
+			/* More sockets are ready than one call returns: take their
+			 * packets (ACKs among them) before the timers run, or a
+			 * thread that was not scheduled for a while times out QPs
+			 * whose ACKs are waiting in the next sockets. */
+			for (int more = n, rounds = 0; more == 16 && rounds < 64; rounds++) {
+				more = epoll_wait(eng->epfd, evs, 16, 0);
+				if (more > 0)
+					handle_events(eng, evs, more, true);
+			}
 			pthread_mutex_unlock(&eng->rx_lock);
 		}
 		busy = uroce_poll_keep_busy(eng, n > 0, &busy_until);
