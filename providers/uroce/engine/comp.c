@@ -344,7 +344,11 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * are still missing (ack_through), and those must still be taken. */
 	if (qe->resending && psn_diff(qe->cur_psn, qe->resent_end) >= 0)
 		qe->resending = false;
-	if (psn_diff(pkt->psn, qe->resending ? qe->resent_end : qe->cur_psn) >= 0 ||
+	/* While resending, an ACK or NAK may name a PSN sent before the
+	 * rewind and not yet again (see below); READ responses and atomic
+	 * ACKs must still belong to requests sent in this pass. */
+	if (psn_diff(pkt->psn, qe->resending && pkt->kind == ROCE_K_ACK ?
+			       qe->resent_end : qe->cur_psn) >= 0 ||
 	    (psn_diff(pkt->psn, qe->una_psn) < 0 &&
 	     (pkt->kind != ROCE_K_READ_RESP || qe->una_psn == qe->cur_psn))) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
