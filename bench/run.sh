@@ -230,7 +230,7 @@ qperf_all() {
 
 ucx_all() {
 	local w=$1 t col name
-	for t in ucp_put_lat:8:20000:2 ucp_put_bw:1048576:400:6 tag_bw:1048576:400:6; do
+	for t in ucp_put_lat:8:2000:2 ucp_put_bw:1048576:100:6 tag_bw:1048576:100:6; do
 		IFS=: read -r t size n col <<<"$t"
 		name=ucx_tcp_${t#ucp_}
 		wanted $name || continue
