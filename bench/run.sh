@@ -106,7 +106,7 @@ pt() {
 	port=$((port + 1))
 	local common=(-d $DEV -F -p $port)
 	local f=$tmp/$where.$name line
-	if ! pair_run $where $name 120 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
+	if ! pair_run $where $name 300 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
 			-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR ||
 	   grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
 		record $where $name error "$(grep -Eih -m1 'error|fail|couldn|unable' "$f.c.out" "$f.s.out" | head -1 | tr '\t' ' ')"
@@ -136,7 +136,7 @@ pt() {
 uroce_all() {
 	local w=$1 n
 	for t in send write read; do
-		pt $w ib_${t}_lat lat 20000 0 -- ib_${t}_lat -s 2 -n 10000
+		pt $w ib_${t}_lat lat 6000 0 -- ib_${t}_lat -s 2 -n 3000
 	done
 	n=4000
 	for t in write send; do
