@@ -26,6 +26,7 @@ export UROCE=$build/cli/uroce
 . "$here/../tests/lib/common.sh"
 . "$here/../tests/lib/pairs.sh"
 set +e
+LEDGER=/dev/null   # not a test: what it creates is not the test suite's to check
 need_root
 for t in iperf3 qperf ucx_perftest ib_write_bw; do
 	command -v $t >/dev/null || { echo "bench: needs $t (sudo scripts/deps.sh)" >&2; exit 1; }
