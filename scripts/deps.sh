@@ -10,6 +10,8 @@ packages=(
 	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
 	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev ethtool
+	# bench/run.sh: its TCP peer and its plot
+	iperf3 python3-matplotlib
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)

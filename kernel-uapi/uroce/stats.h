@@ -70,7 +70,9 @@
 	X(DROP_CM_FIELD, "drop_cm_bad_field")                                  \
 	X(DROP_CM_NOT_UD_SEND, "drop_cm_not_ud_send")                          \
 	X(DROP_CM_NO_OWNER, "drop_cm_no_owner")                                \
-	X(CM_REJ_NO_LISTENER, "cm_rej_no_listener_sent")
+	X(CM_REJ_NO_LISTENER, "cm_rej_no_listener_sent")                       \
+	/* engine/cc.c: congestion control */                                  \
+	X(CC_DECREASES, "cc_window_decreases")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

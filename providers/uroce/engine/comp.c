@@ -45,6 +45,7 @@ static void progressed(struct uroce_qp *qp)
 
 	qe->retry_left = qp->attr.retry_cnt;
 	qe->rnr_left = qp->attr.rnr_retry;
+	uroce_cc_progress(qe);
 }
 
 /* The response PSN the READ at the head of the queue waits for next. */
@@ -79,6 +80,7 @@ static void resend_from(struct uroce_qp *qp, uint32_t expect, uint32_t psn, bool
 	qe->rd_rewind_psn = expect;
 	qe->rd_ahead_psn = psn;
 	uroce_count(qe->eng, UROCE_STAT_NAKS_RX_SEQ, 1);
+	uroce_cc_loss(qe, false);
 	uroce_req_rewind(qp, expect);
 	uroce_req_progress(qp);
 }
@@ -170,6 +172,7 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		}
 		qe->retry_left--;
 		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_NAK, pkt->psn, qe->retry_left));
+		uroce_cc_loss(qe, false);
 		uroce_req_rewind(qp, pkt->psn);
 		uroce_req_progress(qp);
 		uroce_req_restart_timer(qp);
@@ -347,7 +350,13 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * READ responses while requests are outstanding: an ACK or NAK for a
 	 * later request moves una past the PSNs of a READ whose responses
 	 * are still missing (ack_through), and those must still be taken. */
-	if (psn_diff(pkt->psn, qe->cur_psn) >= 0 ||
+	if (qe->resending && psn_diff(qe->cur_psn, qe->resent_end) >= 0)
+		qe->resending = false;
+	/* While resending, an ACK or NAK may name a PSN sent before the
+	 * rewind and not yet again (see below); READ responses and atomic
+	 * ACKs must still belong to requests sent in this pass. */
+	if (psn_diff(pkt->psn, qe->resending && pkt->kind == ROCE_K_ACK ?
+			       qe->resent_end : qe->cur_psn) >= 0 ||
 	    (psn_diff(pkt->psn, qe->una_psn) < 0 &&
 	     (pkt->kind != ROCE_K_READ_RESP || qe->una_psn == qe->cur_psn))) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
@@ -363,7 +372,13 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 	switch (pkt->kind) {
 	case ROCE_K_ACK:
-		if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
+		if (psn_diff(pkt->psn, qe->cur_psn) >= 0)
+			/* Resending: the responder had more than this pass of
+			 * go-back-N has sent again (ACK or NAK past cur_psn).
+			 * What was resent is acknowledged; the rest goes again,
+			 * a window at a time, and is acknowledged as duplicates. */
+			ack_through(qp, psn_add(qe->cur_psn, -1u), psn_add(qe->cur_psn, -1u));
+		else if ((pkt->syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
 			ack_through(qp, pkt->psn, pkt->psn);
 		else
 			on_nak(qp, pkt);

@@ -225,8 +225,13 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	struct epoll_event evs[16];
 	int n;
 
-	if (pthread_mutex_trylock(&eng->rx_lock))
-		return; /* another thread is draining: it will deliver */
+	if (pthread_mutex_trylock(&eng->rx_lock)) {
+		/* Another thread is draining: it will deliver.  If it is the
+		 * progress thread, preempted on this CPU by this busy poller,
+		 * let it run (poll.c). */
+		uroce_poll_contended(eng);
+		return;
+	}
 	n = epoll_wait(eng->epfd, evs, 16, 0);
 	if (n > 0)
 		handle_events(eng, evs, n, false);
@@ -237,18 +242,35 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
 	struct epoll_event evs[16];
+	uint64_t busy_until = 0, timers_ns = 0;
+	bool busy = false;
 
+	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
-		int timeout = atomic_load(&eng->armed) > 0 ? 1 : -1;
+		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 ? 1 : -1;
 		int n = epoll_wait(eng->epfd, evs, 16, timeout);
 
 		if (n > 0) {
 			pthread_mutex_lock(&eng->rx_lock);
 			handle_events(eng, evs, n, true);
+			/* While the transport still has packets, take them (ACKs
+			 * among them) before the timers run: a thread that was
+			 * not scheduled for a while otherwise times out QPs whose
+			 * ACKs wait in sockets it has not reached yet. */
+			for (int more = n, rounds = 0; more > 0 && rounds < 64; rounds++) {
+				more = epoll_wait(eng->epfd, evs, 16, 0);
+				if (more > 0)
+					handle_events(eng, evs, more, true);
+			}
 			pthread_mutex_unlock(&eng->rx_lock);
 		}
-		if (atomic_load(&eng->armed) > 0)
+		busy = uroce_poll_keep_busy(eng, n > 0, &busy_until);
+		/* While busy polling, the timers (1 ms granularity) every 50 us. */
+		if (atomic_load(&eng->armed) > 0 &&
+		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {
 			run_timers(eng);
+			timers_ns = busy ? uroce_now_ns() : 0;
+		}
 	}
 	return NULL;
 }
@@ -351,6 +373,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	err = -uroce_gsi_attach(eng);
 	if (err)
 		goto fail;
+	uroce_poll_conf(eng);
 	err = pthread_create(&eng->thread, NULL, progress_thread, eng);
 	if (err)
 		goto fail;

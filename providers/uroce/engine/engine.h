@@ -24,7 +24,8 @@
 
 struct uroce_pcap;
 
-/* Packets in flight per QP before the requester waits for an ACK. */
+/* Packets in flight per QP before the requester waits for an ACK: the
+ * most the congestion window (cc.c) grows to. */
 #define UROCE_WINDOW_PKTS 64
 /* Ask for an ACK at least every this many packets of a long message. */
 #define UROCE_ACKREQ_EVERY 16
@@ -53,6 +54,8 @@ struct uroce_engine {
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
 	atomic_bool stop;
+	uint64_t busy_poll_ns;       /* poll.c: keep polling this long after activity */
+	uint64_t slice_ns;           /* poll.c: the progress thread's scheduler slice */
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */
@@ -129,6 +132,16 @@ struct uroce_qp_eng {
 	 * first PSN is rd_kept_first): bit i is PSN expected + 1 + i. */
 	uint64_t rd_kept;
 	uint32_t rd_kept_first;
+	/* congestion window (cc.c); 0 = not started */
+	uint32_t cwnd, ssthresh;     /* in 1/256 packets */
+	uint32_t win;                /* the window of this progress pass, packets */
+	uint32_t cc_una;             /* una_psn when the window last grew */
+	uint32_t cc_recover_psn;     /* no new decrease before una passes it */
+	/* Go-back-N under a window smaller than what was in flight: PSNs
+	 * before resent_end left before the rewind, so responses up to there
+	 * are genuine although cur_psn is below them (comp.c). */
+	uint32_t resent_end;
+	bool resending;
 
 	/* responder */
 	uint32_t epsn;               /* expected PSN */
@@ -225,6 +238,16 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
  * thread to be scheduled. */
 void uroce_engine_poll(struct uroce_engine *eng);
 
+/* poll.c: the progress thread's polling policy (UROCE_BUSY_POLL_US,
+ * UROCE_PROGRESS_SLICE_US).  Read the knobs into ENG; tune the calling
+ * (progress) thread; and, after a pass that HAD_PACKETS or not, whether to
+ * poll again at once rather than sleep (*UNTIL_NS: end of the window). */
+void uroce_poll_conf(struct uroce_engine *eng);
+void uroce_poll_thread_start(struct uroce_engine *eng);
+bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns);
+/* An application thread found the sockets being drained by another. */
+void uroce_poll_contended(struct uroce_engine *eng);
+
 /* cm/gsi.c: QP1, the CM's MADs (the device's general services interface) */
 struct roce_pkt;
 int uroce_gsi_attach(struct uroce_engine *eng);
@@ -245,6 +268,13 @@ void uroce_req_restart_timer(struct uroce_qp *qp);
 void uroce_req_acked(struct uroce_qp *qp, uint32_t psn);
 /* Rewind the send queue to resend from PSN (go-back-N). */
 void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
+
+/* cc.c: congestion control (AIMD on loss signals).  The RC requester's
+ * window in packets; una_psn advanced (grow); a loss was signalled, SEVERE
+ * for an ACK timeout (shrink). */
+uint32_t uroce_cc_window(struct uroce_qp_eng *qe);
+void uroce_cc_progress(struct uroce_qp_eng *qe);
+void uroce_cc_loss(struct uroce_qp_eng *qe, bool severe);
 
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
 struct roce_pkt;

@@ -215,9 +215,12 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 			p.sqpn = qp->vqp.qp.qp_num;
 		}
 		p.psn = qe->cur_psn;
+		/* The packet that fills the window asks for the ACK that
+		 * opens it again. */
 		if (uroce_qp_type_rc(type))
 			p.ackreq = last || qe->probe_ackreq ||
-				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY;
+				   ++qe->since_ackreq >= UROCE_ACKREQ_EVERY ||
+				   unacked(qe) + 1 >= qe->win;
 		if (p.ackreq) {
 			qe->since_ackreq = 0;
 			rtt_start(qe, p.psn);
@@ -313,6 +316,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 
 	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
+	/* One window for the whole pass: the packet that fills it is the one
+	 * that asked for an ACK, even if other QPs change the share meanwhile. */
+	qe->win = uroce_cc_window(qe);
 	sent_from = qe->sq_next;
 	uroce_mem_lock(qp);
 	uroce_tx_begin(qe->eng);
@@ -332,7 +338,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 				break;
 			start_wqe(qp, w);
 		}
-		if (uroce_qp_type_rc(type) && unacked(qe) >= UROCE_WINDOW_PKTS)
+		if (uroce_qp_type_rc(type) && unacked(qe) >= qe->win)
 			break;
 		if (uroce_is_local_op(w->opcode)) {
 			/* A bind or invalidate takes the MR table for writing. */
@@ -402,6 +408,11 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 		return; /* nothing was sent at or after PSN */
 	fw->state = UROCE_WQE_SENDING;
 	qe->sq_next = found;
+	if (psn_diff(qe->cur_psn, psn) > 0 &&
+	    (!qe->resending || psn_diff(qe->cur_psn, qe->resent_end) > 0)) {
+		qe->resent_end = qe->cur_psn;
+		qe->resending = true;
+	}
 	qe->cur_psn = psn;
 	/* SEND/WRITE packets and READ responses are MTU-sized: PSN -> offset. */
 	if (fw->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || fw->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -430,6 +441,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
 		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, qe->una_psn, qe->probes));
+		uroce_cc_loss(qe, false);
 		uroce_req_rewind(qp, qe->una_psn);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
@@ -456,6 +468,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	}
 	qe->retry_left--;
 	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_TIMEOUT, qe->una_psn, qe->retry_left));
+	uroce_cc_loss(qe, true);
 	uroce_req_rewind(qp, qe->una_psn);
 	qe->deadline_ns = 0;
 	uroce_req_progress(qp);

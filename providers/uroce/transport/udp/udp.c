@@ -198,6 +198,7 @@ static void udp_close(struct uroce_xport *x)
 		close(u->fwd_fd);
 	for (int i = 0; i < u->n_tx; i++)
 		close(u->tx[i].fd);
+	free(u->tx);
 	if (x->fd >= 0)
 		close(x->fd);
 	udp_rx_fini(u);
@@ -297,9 +298,19 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 			fd = u->tx[i].fd;
 			goto out;
 		}
-	if (u->n_tx == (int)(sizeof(u->tx) / sizeof(u->tx[0]))) {
-		fd = -EMFILE;
-		goto out;
+	/* Every RC/UC QP sends from a port of its own (A17.3.1 entropy, and
+	 * the peer steers by it): the table grows with the QPs.  A fixed 64
+	 * made QP 65 and later fail every send (issue 14: -q 128). */
+	if (u->n_tx == u->cap_tx) {
+		int cap = u->cap_tx ? 2 * u->cap_tx : 64;
+		struct udp_sock *t = realloc(u->tx, cap * sizeof(*t));
+
+		if (!t) {
+			fd = -ENOMEM;
+			goto out;
+		}
+		u->tx = t;
+		u->cap_tx = cap;
 	}
 	fd = bound_socket(family, ip, port, u->ifindex, false);
 	if (fd < 0)

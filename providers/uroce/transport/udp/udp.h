@@ -72,8 +72,8 @@ struct udp_xport {
 	struct udp_sock mcast[UDP_MAX_MCAST];
 
 	pthread_mutex_t tx_lock;
-	struct udp_sock tx[64];      /* bound (source address, source port) */
-	int n_tx;
+	struct udp_sock *tx;         /* bound (source address, source port): grows */
+	int n_tx, cap_tx;
 
 	struct udp_rxstate *rx;      /* udp_rx.c */
 };

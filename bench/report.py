@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""bench/report.py RESULTS.tsv OUTDIR: the goals of issue 14 with their ratios.
+
+Reads what bench/run.sh measured (WHERE, NAME, KEY, VALUE per line), prints
+each goal with its ratio against the peer measured in the same run, the CPU
+seconds per GB and per million messages of each side, and writes
+OUTDIR/results.json and OUTDIR/results.png (for docs/performance.md).
+"""
+import json
+import sys
+from collections import defaultdict
+
+# Each goal: (title, uroce figure, peer figure, how they compare, target).
+# "le": ratio uroce/peer must be at most target; "ge": at least target.
+GOALS = [
+    ("latency: ib_send_lat 2 B typical / UDP ping-pong one way",
+     ("ib_send_lat", "lat_typical_us"), ("udp_ping", "oneway_us"), "le", 1.5),
+    ("latency: ib_write_lat 2 B typical / UDP ping-pong one way",
+     ("ib_write_lat", "lat_typical_us"), ("udp_ping", "oneway_us"), "le", 1.5),
+    ("latency: ib_read_lat 2 B typical / UDP ping-pong one way",
+     ("ib_read_lat", "lat_typical_us"), ("udp_ping", "oneway_us"), "le", 1.5),
+    ("bandwidth: ib_write_bw 1 MiB / iperf3 TCP",
+     ("ib_write_bw_1m", "gbit_s"), ("iperf3_tcp", "gbit_s"), "ge", 1.0),
+    ("bandwidth: ib_send_bw 1 MiB / iperf3 TCP",
+     ("ib_send_bw_1m", "gbit_s"), ("iperf3_tcp", "gbit_s"), "ge", 1.0),
+    ("moonshot: ib_write_bw 1 MiB / UDP GSO+GRO",
+     ("ib_write_bw_1m", "gbit_s"), ("udp_gso", "gbit_s"), "ge", 0.75),
+    ("message rate: ib_send_bw 64 B / UDP sendmmsg 64 B",
+     ("ib_send_bw_64b", "mpps"), ("udp_mmsg", "mpps"), "ge", 2.0),
+    ("message rate: ib_write_bw 64 B / UDP sendmmsg 64 B",
+     ("ib_write_bw_64b", "mpps"), ("udp_mmsg", "mpps"), "ge", 2.0),
+    ("scale: ib_write_bw 64 KiB -q 128 / -q 1",
+     ("ib_write_bw_64k_q128", "gbit_s"), ("ib_write_bw_64k", "gbit_s"), "ge", 1.0),
+]
+
+
+def load(path):
+    res = defaultdict(lambda: defaultdict(dict))
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 4:
+                continue
+            where, name, key, val = parts
+            try:
+                val = float(val)
+            except ValueError:
+                pass
+            res[where][name][key] = val
+    return res
+
+
+def fig(res, where, name, key):
+    v = res.get(where, {}).get(name, {}).get(key)
+    return v if isinstance(v, float) else None
+
+
+def goals(res):
+    out = []
+    for where in res:
+        for title, (un, uk), (pn, pk), how, target in GOALS:
+            u, p = fig(res, where, un, uk), fig(res, where, pn, pk)
+            ratio = u / p if u is not None and p else None
+            met = None if ratio is None else (ratio <= target if how == "le" else ratio >= target)
+            err = res[where].get(un, {}).get("error") or res[where].get(pn, {}).get("error")
+            out.append(dict(where=where, goal=title, uroce=u, peer=p, ratio=ratio,
+                            target=("<= " if how == "le" else ">= ") + str(target), met=met,
+                            error=err if isinstance(err, str) else None))
+        idle = fig(res, where, "idle_qps", "cpu_pct")
+        out.append(dict(where=where, goal="CPU: idle process with 16 open QPs, % of a CPU",
+                        uroce=idle, peer=None, ratio=None, target="~0 (<= 1)",
+                        met=None if idle is None else idle <= 1.0, error=None))
+    return out
+
+
+def cpu_table(res):
+    rows = []
+    for where in res:
+        for name, f in res[where].items():
+            b, m = f.get("bytes"), f.get("msgs")
+            for side in ("server", "client"):
+                c = f.get("cpu_s_" + side)
+                if not isinstance(c, float):
+                    continue
+                rows.append(dict(where=where, name=name, side=side, cpu_s=c,
+                                 per_gb=c / (b / 1e9) if isinstance(b, float) and b else None,
+                                 per_mmsg=c / (m / 1e6) if isinstance(m, float) and m else None))
+    return rows
+
+
+def fmt(v, spec=".2f"):
+    return "-" if v is None else format(v, spec)
+
+
+def plot(res, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: no matplotlib (python3-matplotlib): no plot", file=sys.stderr)
+        return
+    panels = [
+        ("one-way latency, µs (lower is better)", [
+            ("UDP ping-pong", "udp_ping", "oneway_us"), ("qperf tcp_lat", "qperf_tcp_lat", "lat_us"),
+            ("UCX tcp put_lat", "ucx_tcp_put_lat", "lat_us"),
+            ("ib_send_lat", "ib_send_lat", "lat_typical_us"),
+            ("ib_write_lat", "ib_write_lat", "lat_typical_us"),
+            ("ib_read_lat", "ib_read_lat", "lat_typical_us")], True),
+        ("bandwidth, Gbit/s", [
+            ("UDP GSO+GRO", "udp_gso", "gbit_s"), ("iperf3 TCP", "iperf3_tcp", "gbit_s"),
+            ("qperf tcp_bw", "qperf_tcp_bw", "gbit_s"), ("UCX tcp put_bw", "ucx_tcp_put_bw", "gbit_s"),
+            ("UCX tcp tag_bw", "ucx_tcp_tag_bw", "gbit_s"),
+            ("write_bw 1M", "ib_write_bw_1m", "gbit_s"), ("send_bw 1M", "ib_send_bw_1m", "gbit_s"),
+            ("write_bw 64K", "ib_write_bw_64k", "gbit_s"), ("send_bw 64K", "ib_send_bw_64k", "gbit_s"),
+            ("write_bw 64K -q 4", "ib_write_bw_64k_q4", "gbit_s"),
+            ("write_bw 64K -q 128", "ib_write_bw_64k_q128", "gbit_s")], False),
+        ("64 B message rate, Mpps", [
+            ("UDP sendmmsg", "udp_mmsg", "mpps"), ("ib_send_bw 64 B", "ib_send_bw_64b", "mpps"),
+            ("ib_write_bw 64 B", "ib_write_bw_64b", "mpps")], False),
+    ]
+    wheres = list(res)
+    fig_, axes = plt.subplots(len(panels), 1, figsize=(10, 11))
+    for ax, (title, items, log) in zip(axes, panels):
+        width = 0.8 / max(1, len(wheres))
+        for i, where in enumerate(wheres):
+            vals = [fig(res, where, n, k) or 0 for _, n, k in items]
+            xs = [j + i * width for j in range(len(items))]
+            ax.bar(xs, vals, width, label=where)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(items))])
+        ax.set_xticklabels([lbl for lbl, _, _ in items], rotation=20, ha="right", fontsize=8)
+        ax.set_title(title, fontsize=10)
+        if log:
+            ax.set_yscale("log")
+        ax.legend(fontsize=8)
+    fig_.tight_layout()
+    fig_.savefig(path, dpi=90)
+
+
+def main():
+    res = load(sys.argv[1])
+    outdir = sys.argv[2]
+    g = goals(res)
+    print("\n== goals (ratio = uroce / peer of the same run and path)")
+    print(f"{'where':5} {'goal':62} {'uroce':>9} {'peer':>9} {'ratio':>7} {'target':>9}  met")
+    for r in g:
+        met = "ERROR: " + r["error"] if r["error"] else {None: "-", True: "yes", False: "no"}[r["met"]]
+        print(f"{r['where']:5} {r['goal']:62} {fmt(r['uroce']):>9} {fmt(r['peer']):>9} "
+              f"{fmt(r['ratio']):>7} {r['target']:>9}  {met}")
+    c = cpu_table(res)
+    print("\n== CPU seconds per side (user + system of the process tree)")
+    print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'s/GB':>8} {'s/Mmsg':>8}")
+    for r in c:
+        print(f"{r['where']:5} {r['name']:22} {r['side']:6} {r['cpu_s']:7.2f} "
+              f"{fmt(r['per_gb']):>8} {fmt(r['per_mmsg']):>8}")
+    with open(outdir + "/results.json", "w") as f:
+        json.dump(dict(results=res, goals=g, cpu=c), f, indent=1)
+    plot(res, outdir + "/results.png")
+    print(f"\nwrote {outdir}/results.json and {outdir}/results.png")
+
+
+if __name__ == "__main__":
+    main()

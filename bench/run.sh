@@ -1,0 +1,270 @@
+#!/bin/bash
+# bench/run.sh: the data path of uroce next to the kernel's, measured in one
+# run on the same paths (issue 14).  One command, about five minutes, root:
+#
+#   sudo bench/run.sh [BUILD_DIR]
+#
+# Where: lo in a namespace of its own, and a veth pair between two
+# namespaces (both created here and removed at exit).  What:
+#   uroce   perftest: ib_send_lat/ib_write_lat/ib_read_lat 2 B, ib_write_bw/
+#           ib_send_bw 64 KiB and 1 MiB, 64 B message rate, -q 4, -q 128;
+#           an idle process with open QPs (build/bench/idle_qps)
+#   peers   UDP busy-poll ping-pong, UDP sendmmsg stream, UDP GSO+GRO stream
+#           (build/bench/udp_peer), iperf3 TCP, qperf tcp_lat/tcp_bw,
+#           ucx_perftest over TCP (put_lat, put_bw, tag_bw)
+# and the CPU seconds of each side.  bench/report.py then prints every goal
+# of the issue with its ratio and writes results.json and results.png into
+# BENCH_OUT (default BUILD_DIR/bench-results).  It never judges speed: a
+# failing tool is reported as such and the run goes on.
+#
+# BENCH_WHERE="lo veth" (default) chooses the paths; BENCH_ONLY=REGEX runs
+# only the measurements whose name matches (e.g. 'write_lat|udp_ping').
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd)
+export UROCE=$build/cli/uroce
+[ -x "$UROCE" ] || { echo "bench: build first (no $UROCE)" >&2; exit 1; }
+. "$here/../tests/lib/common.sh"
+. "$here/../tests/lib/pairs.sh"
+set +e
+LEDGER=/dev/null   # not a test: what it creates is not the test suite's to check
+need_root
+for t in iperf3 qperf ucx_perftest ib_write_bw; do
+	command -v $t >/dev/null || { echo "bench: needs $t (sudo scripts/deps.sh)" >&2; exit 1; }
+done
+PEER=$build/bench/udp_peer
+IDLE=$build/bench/idle_qps
+out=${BENCH_OUT:-$build/bench-results}
+mkdir -p "$out"
+res=$out/results.tsv
+: >"$res"
+tmp=$(mktemp -d /tmp/uroce-bench.XXXXXX)
+on_exit "rm -rf '$tmp'"
+use_private_registry
+
+# Places: a namespace whose lo carries a device, and two namespaces over a veth.
+id=$(uniq_id)
+NS_LO=uroceB${id}l NS_A=uroceB${id}a NS_B=uroceB${id}b
+make_ns $NS_LO
+add_dev bl lo $NS_LO
+make_ns $NS_A
+make_ns $NS_B
+ADDR_A=10.214.$((RANDOM % 200)).1 ADDR_B=
+ADDR_B=${ADDR_A%.1}.2
+make_veth $NS_A bva$id $ADDR_A/24 $NS_B bvb$id $ADDR_B/24
+add_dev bv bva$id $NS_A
+add_dev bv bvb$id $NS_B
+# where -> server namespace, client namespace, server address, device, GIDs
+place() {
+	case $1 in
+	lo) SNS=$NS_LO CNS=$NS_LO SADDR=127.0.0.1 DEV=bl IFACE=lo
+	    SGID=$(gid_of $NS_LO bl 127.0.0.1) CGID=$SGID ;;
+	veth) SNS=$NS_A CNS=$NS_B SADDR=$ADDR_A DEV=bv IFACE=bva$id
+	      SGID=$(gid_of $NS_A bv $ADDR_A) CGID=$(gid_of $NS_B bv $ADDR_B) ;;
+	esac
+}
+port=$((22000 + RANDOM % 3000))
+
+# record WHERE NAME KEY VALUE: one figure into the results.
+record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$res"; }
+wanted() { [ -z "${BENCH_ONLY:-}" ] || [[ $1 =~ $BENCH_ONLY ]]; }
+# cpu FILE: the user + system seconds bash's `time` wrote into FILE.
+cpu() { awk '{ s = $1 + $2 } END { printf "%.3f", s + 0 }' "$1" 2>/dev/null; }
+
+# pair_run WHERE NAME TIMEOUT SERVER_READY -- SERVER... -- CLIENT...
+# Runs SERVER in SNS (in the background) and CLIENT in CNS, each timed (CPU
+# seconds of the process tree into $tmp/NAME.{s,c}.cpu, output into
+# $tmp/NAME.{s,c}.out).  SERVER_READY is "tcp" (wait until it listens on
+# $port) or "line" (wait until it prints "ready").  Returns non-zero if a
+# side failed.
+pair_run() {
+	local where=$1 name=$2 to=$3 ready=$4 spid rc=0 TIMEFORMAT='%U %S'
+	shift 5
+	local srv=() cli=()
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	local f=$tmp/$where.$name
+	( { time ip netns exec $SNS timeout $to "${srv[@]}" >"$f.s.out" 2>&1; } 2>"$f.s.cpu" ) &
+	spid=$!
+	if [ $ready = tcp ]; then
+		wait_listen $port $spid 60 $SNS >/dev/null 2>&1 || { wait $spid; return 1; }
+	else
+		wait_until 30 grep -q ready "$f.s.out" || { kill $spid; wait $spid; return 1; }
+	fi
+	{ time ip netns exec $CNS timeout $to "${cli[@]}" >"$f.c.out" 2>&1; } 2>"$f.c.cpu" || rc=$?
+	wait $spid || rc=$((rc ? rc : $?))
+	return $rc
+}
+
+# ---- uroce: perftest ----------------------------------------------------------
+
+# pt WHERE NAME KIND BYTES_PER_ITER_OR_0 -- TOOL ARGS...: perftest pair;
+# KIND lat (t_typical, t_avg, p99 in µs) or bw (Gbit/s, Mpps).
+pt() {
+	local where=$1 name=$2 kind=$3 msgs=$4 bytes=$5
+	shift 6
+	wanted "$name" || return 0
+	port=$((port + 1))
+	local common=(-d $DEV -F -p $port)
+	local f=$tmp/$where.$name line
+	if ! pair_run $where $name 300 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
+			-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR ||
+	   grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
+		record $where $name error "$(grep -Eih -m1 'error|fail|couldn|unable' "$f.c.out" "$f.s.out" | head -1 | tr '\t' ' ')"
+		echo "  $where $name: FAILED (see $f.c.out)"
+		cp "$f.s.out" "$f.c.out" "$out/" 2>/dev/null
+		return 0
+	fi
+	line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$f.c.out" | tail -1)
+	if [ $kind = lat ]; then
+		set -- $line
+		record $where $name lat_typical_us $5
+		record $where $name lat_avg_us $6
+		record $where $name lat_p99_us $8
+		echo "  $where $name: typical $5 us, avg $6 us, p99 $8 us"
+	else
+		set -- $line
+		record $where $name gbit_s $4
+		record $where $name mpps $5
+		echo "  $where $name: $4 Gbit/s, $5 Mpps"
+	fi
+	record $where $name cpu_s_server "$(cpu $f.s.cpu)"
+	record $where $name cpu_s_client "$(cpu $f.c.cpu)"
+	record $where $name bytes $bytes
+	record $where $name msgs $msgs
+}
+
+uroce_all() {
+	local w=$1 n
+	for t in send write read; do
+		pt $w ib_${t}_lat lat 6000 0 -- ib_${t}_lat -s 2 -n 3000
+	done
+	n=4000
+	for t in write send; do
+		pt $w ib_${t}_bw_64k bw $n $((n * 65536)) -- ib_${t}_bw -s 65536 -n $n --report_gbits
+		pt $w ib_${t}_bw_1m bw 400 $((400 * 1048576)) -- ib_${t}_bw -s 1048576 -n 400 --report_gbits
+		pt $w ib_${t}_bw_64b bw 200000 $((200000 * 64)) -- ib_${t}_bw -s 64 -n 200000 --report_gbits
+	done
+	pt $w ib_write_bw_64k_q4 bw $((4 * 1000)) $((4 * 1000 * 65536)) -- ib_write_bw -s 65536 -n 1000 -q 4 --report_gbits
+	pt $w ib_write_bw_64k_q128 bw $((128 * 100)) $((128 * 100 * 65536)) -- ib_write_bw -s 65536 -n 100 -q 128 --report_gbits
+	if wanted idle_qps; then
+		local o
+		o=$(ip netns exec $SNS "$UROCE" run "$IDLE" $DEV $SGID 8 3 2>&1)
+		echo "  $w idle_qps: $o"
+		record $w idle_qps cpu_pct "$(echo "$o" | sed -n 's/.*cpu_pct=\([0-9.]*\).*/\1/p')"
+	fi
+}
+
+# ---- peers ------------------------------------------------------------------------
+
+# kv FILE KEY: the value of KEY=VALUE in FILE.
+kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -1; }
+
+udp_all() {
+	local w=$1 f
+	if wanted udp_ping; then
+		port=$((port + 1))
+		f=$tmp/$w.udp_ping
+		if pair_run $w udp_ping 60 line -- "$PEER" pong $port -- "$PEER" ping $SADDR $port 64 20000; then
+			record $w udp_ping oneway_us "$(kv $f.c.out oneway_us_median)"
+			record $w udp_ping oneway_us_p99 "$(kv $f.c.out oneway_us_p99)"
+			echo "  $w udp_ping 64 B: one way $(kv $f.c.out oneway_us_median) us (median)"
+		else record $w udp_ping error "udp_peer failed"; fi
+	fi
+	for m in mmsg gso; do
+		local name=udp_$m size=64 mode=""
+		[ $m = gso ] && size=4160 mode=gro
+		wanted $name || continue
+		port=$((port + 1))
+		f=$tmp/$w.$name
+		if pair_run $w $name 60 line -- "$PEER" sink $port $mode -- "$PEER" stream $SADDR $port $size 3 $m; then
+			record $w $name gbit_s "$(kv $f.s.out gbit_s)"
+			record $w $name mpps "$(kv $f.s.out mpps)"
+			record $w $name cpu_s_server "$(kv $f.s.out cpu_s)"
+			record $w $name cpu_s_client "$(kv $f.c.out cpu_s)"
+			record $w $name bytes "$(kv $f.s.out bytes)"
+			record $w $name msgs "$(kv $f.s.out dgrams)"
+			echo "  $w $name $size B: $(kv $f.s.out gbit_s) Gbit/s, $(kv $f.s.out mpps) Mpps received"
+		else record $w $name error "udp_peer failed"; fi
+	done
+}
+
+iperf_all() {
+	local w=$1 f=$tmp/$w.iperf3
+	wanted iperf3 || return 0
+	port=$((port + 1))
+	if pair_run $w iperf3 60 tcp -- iperf3 -s -1 -p $port -- iperf3 -c $SADDR -p $port -t 3 -l 1M -J; then
+		/usr/bin/python3 - "$f.c.out" "$w" >>"$res" <<-'EOF'
+		import json, sys
+		j = json.load(open(sys.argv[1])); e = j["end"]; w = sys.argv[2]
+		bps = e["sum_received"]["bits_per_second"]; secs = e["sum_received"]["seconds"]
+		cpu = e["cpu_utilization_percent"]
+		for k, v in (("gbit_s", bps / 1e9), ("bytes", e["sum_received"]["bytes"]),
+		             ("cpu_s_client", cpu["host_total"] / 100 * secs),
+		             ("cpu_s_server", cpu["remote_total"] / 100 * secs)):
+		    print(f"{w}\tiperf3_tcp\t{k}\t{v:.4f}")
+		EOF
+		echo "  $w iperf3 TCP 1 MiB writes: $(awk -F'\t' -v w=$w '$1 == w && $2 == "iperf3_tcp" && $3 == "gbit_s" { print $4 }' "$res") Gbit/s"
+	else record $w iperf3_tcp error "iperf3 failed"; fi
+}
+
+qperf_all() {
+	local w=$1 f=$tmp/$w.qperf v
+	wanted qperf || return 0
+	port=$((port + 1))
+	ip netns exec $SNS timeout 60 qperf --listen_port $port >/dev/null 2>&1 &
+	local qpid=$!
+	stop_at_exit $qpid
+	if wait_listen $port $qpid 30 $SNS >/dev/null 2>&1 &&
+	   ip netns exec $CNS timeout 60 qperf -lp $port -t 3 -v $SADDR tcp_lat tcp_bw >"$f" 2>&1; then
+		v=$(awk '/^tcp_lat/ { s = 1 } s && /latency/ { print $3, $4; exit }' "$f")
+		record $w qperf_tcp_lat lat_us "$(awk -v v="${v% *}" -v u="${v#* }" 'BEGIN { printf "%.3f", u == "ms" ? v * 1000 : u == "ns" ? v / 1000 : v }')"
+		v=$(awk '/^tcp_bw/ { s = 1 } s && / bw / { print $3, $4; exit }' "$f")
+		record $w qperf_tcp_bw gbit_s "$(awk -v v="${v% *}" -v u="${v#* }" 'BEGIN { m = u ~ /^GB/ ? 8 : u ~ /^MB/ ? 0.008 : u ~ /^KB/ ? 8e-6 : 8e-9; printf "%.3f", v * m }')"
+		echo "  $w qperf tcp_lat $(awk -F'\t' -v w=$w '$1 == w && $2 == "qperf_tcp_lat" { print $4 }' "$res") us, tcp_bw $(awk -F'\t' -v w=$w '$1 == w && $2 == "qperf_tcp_bw" { print $4 }' "$res") Gbit/s"
+	else
+		record $w qperf error "qperf failed"
+	fi
+	kill $qpid 2>/dev/null
+	wait $qpid 2>/dev/null
+}
+
+ucx_all() {
+	local w=$1 t col name
+	for t in ucp_put_lat:8:2000:2 ucp_put_bw:1048576:100:6 tag_bw:1048576:100:6; do
+		IFS=: read -r t size n col <<<"$t"
+		name=ucx_tcp_${t#ucp_}
+		wanted $name || continue
+		port=$((port + 1))
+		local f=$tmp/$w.$name line
+		if UCX_TLS=tcp,self UCX_NET_DEVICES=$IFACE pair_run $w $name 60 tcp -- ucx_perftest -p $port \
+				-- ucx_perftest $SADDR -p $port -t $t -s $size -n $n -w $((n / 10)) -f &&
+		   line=$(grep -E '^ +[0-9]+ +[0-9.]+ ' "$f.c.out" | tail -1) && [ -n "$line" ]; then
+			set -- $line
+			if [ $col = 2 ]; then
+				record $w $name lat_us $3
+				echo "  $w $name 8 B: $3 us (typical)"
+			else
+				record $w $name gbit_s "$(awk -v v=${!col} 'BEGIN { printf "%.3f", v * 1048576 * 8 / 1e9 }')"
+				record $w $name cpu_s_server "$(cpu $f.s.cpu)"
+				record $w $name cpu_s_client "$(cpu $f.c.cpu)"
+				record $w $name bytes $((size * n))
+				echo "  $w $name 1 MiB: ${!col} MB/s"
+			fi
+		else
+			record $w $name error "ucx_perftest failed"
+		fi
+	done
+}
+
+echo "bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r), results in $out"
+for w in ${BENCH_WHERE:-lo veth}; do
+	place $w
+	echo "== $w"
+	udp_all $w
+	iperf_all $w
+	qperf_all $w
+	ucx_all $w
+	uroce_all $w
+done
+/usr/bin/python3 "$here/report.py" "$res" "$out"

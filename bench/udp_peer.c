@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The kernel-UDP peers of bench/run.sh: what the same path does with plain
+ * UDP sockets, measured in the same run as uroce.  One job: move UDP
+ * datagrams as fast as the kernel lets a simple program move them, and
+ * report what that cost.
+ *
+ *   udp_peer pong PORT                       echo datagrams (busy poll)
+ *   udp_peer ping ADDR PORT SIZE ITERS       ping-pong: one-way latency
+ *   udp_peer sink PORT [gro]                 receive a stream, report its rate
+ *   udp_peer stream ADDR PORT SIZE SECS mmsg|gso   send a stream
+ *
+ * Every command ends with one line of key=value pairs on stdout, among them
+ * cpu_s (user + system seconds of this process, getrusage).  Busy polling
+ * means non-blocking receives in a loop (and SO_BUSY_POLL where the
+ * driver has a NAPI context to poll: not lo or veth), the way a latency
+ * benchmark of kernel UDP is best case.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+enum { BATCH = 64, MAX_DGRAM = 65507, IDLE_END_NS = 500000000 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static int udp_socket(int port)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), sz = 32 << 20, usec = 50;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec)); /* best effort */
+	if (port && bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("bind");
+	return fd;
+}
+
+static struct sockaddr_in peer_addr(const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		fprintf(stderr, "udp_peer: bad address %s\n", addr);
+		exit(2);
+	}
+	return sa;
+}
+
+/* Echo every datagram to its sender until ITERS were echoed or the peer
+ * has been silent for a while after it started. */
+static int pong(int port)
+{
+	int fd = udp_socket(port);
+	char buf[MAX_DGRAM];
+	uint64_t last = 0, n = 0;
+
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+
+		if (r < 0) {
+			if (errno != EAGAIN)
+				die("recvfrom");
+			if (last && now_ns() - last > IDLE_END_NS)
+				break;
+			continue;
+		}
+		last = now_ns();
+		if (sendto(fd, buf, r, 0, (struct sockaddr *)&from, fl) < 0)
+			die("sendto");
+		n++;
+	}
+	printf("echoed=%llu cpu_s=%.3f\n", (unsigned long long)n, cpu_s());
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ping-pong ITERS datagrams of SIZE bytes; half the round trip is the
+ * one-way latency (median, as perftest's "typical"). */
+static int ping(const char *addr, int port, int size, int iters)
+{
+	struct sockaddr_in sa = peer_addr(addr, port);
+	int fd = udp_socket(0);
+	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, sum = 0;
+	char buf[MAX_DGRAM] = { 0 };
+	double c0;
+
+	if (!rtt || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("connect");
+	/* Until the first echo comes back the server may not be there yet. */
+	for (int tries = 0;; tries++) {
+		if (tries > 100) {
+			fprintf(stderr, "udp_peer: no echo from %s:%d\n", addr, port);
+			return 1;
+		}
+		send(fd, buf, size, 0);
+		t0 = now_ns();
+		while (now_ns() - t0 < 100000000)
+			if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+				goto warm;
+	}
+warm:
+	c0 = cpu_s();
+	for (int i = 0; i < iters; i++) {
+		t0 = now_ns();
+		if (send(fd, buf, size, 0) < 0)
+			die("send");
+		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0)
+			if (errno != EAGAIN)
+				die("recv");
+		rtt[i] = now_ns() - t0;
+		sum += rtt[i];
+	}
+	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
+	printf("oneway_us_median=%.3f oneway_us_mean=%.3f oneway_us_p99=%.3f iters=%d cpu_s=%.3f\n",
+	       rtt[iters / 2] / 2000.0, sum / (2000.0 * iters), rtt[iters * 99 / 100] / 2000.0, iters,
+	       cpu_s() - c0);
+	return 0;
+}
+
+/* Count what arrives; the stream ends when nothing came for a while.  With
+ * GRO, one receive returns several datagrams: the control message says the
+ * size of each. */
+static int sink(int port, int gro)
+{
+	int fd = udp_socket(port), one = 1;
+	static char bufs[BATCH][MAX_DGRAM];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	char ctl[BATCH][CMSG_SPACE(sizeof(int))];
+	uint64_t bytes = 0, dgrams = 0, first = 0, last = 0;
+	double c0 = 0;
+
+	if (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)))
+		die("UDP_GRO");
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		for (int i = 0; i < BATCH; i++) {
+			iov[i] = (struct iovec){ bufs[i], MAX_DGRAM };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1,
+				.msg_control = ctl[i], .msg_controllen = sizeof(ctl[i]) };
+		}
+		int n = recvmmsg(fd, msgs, BATCH, MSG_DONTWAIT, NULL);
+
+		if (n < 0) {
+			if (errno != EAGAIN)
+				die("recvmmsg");
+			if (first && now_ns() - last > IDLE_END_NS)
+				break;
+			if (!first)
+				usleep(1000); /* not started yet: do not burn the sender's CPU */
+			continue;
+		}
+		if (!first) {
+			first = now_ns();
+			c0 = cpu_s();
+		}
+		last = now_ns();
+		for (int i = 0; i < n; i++) {
+			unsigned len = msgs[i].msg_len, seg = len;
+
+			for (struct cmsghdr *c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
+			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c))
+				if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO)
+					memcpy(&seg, CMSG_DATA(c), sizeof(int));
+			bytes += len;
+			dgrams += seg ? (len + seg - 1) / seg : 1;
+		}
+	}
+	double secs = (last - first) / 1e9;
+
+	if (secs <= 0)
+		secs = 1e-9;
+	printf("bytes=%llu dgrams=%llu secs=%.3f gbit_s=%.3f mpps=%.4f cpu_s=%.3f\n",
+	       (unsigned long long)bytes, (unsigned long long)dgrams, secs, bytes * 8 / secs / 1e9,
+	       dgrams / secs / 1e6, cpu_s() - c0);
+	return 0;
+}
+
+/* Send SIZE-byte datagrams for SECS seconds: BATCH per sendmmsg, or with GSO
+ * one send of as many SIZE-byte segments as fit in 64 KiB. */
+static int stream(const char *addr, int port, int size, double secs, int gso)
+{
+	struct sockaddr_in sa = peer_addr(addr, port);
+	int fd = udp_socket(0), segs = gso ? 65000 / size : 1;
+	static char buf[BATCH][MAX_DGRAM];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	uint64_t end, sent = 0, calls = 0;
+	double c0 = cpu_s();
+
+	if (size <= 0 || size > (gso ? 8192 : MAX_DGRAM) || segs < 1) {
+		fprintf(stderr, "udp_peer: bad size %d\n", size);
+		return 2;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("connect");
+	if (gso && setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &size, sizeof(size)))
+		die("UDP_SEGMENT");
+	for (int i = 0; i < BATCH; i++) {
+		iov[i] = (struct iovec){ buf[i], (size_t)size * segs };
+		msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+	}
+	end = now_ns() + (uint64_t)(secs * 1e9);
+	while (now_ns() < end) {
+		int n = gso ? (send(fd, buf[0], (size_t)size * segs, 0) < 0 ? -1 : 1)
+			    : sendmmsg(fd, msgs, BATCH, 0);
+
+		calls++;
+		if (n < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN || errno == ECONNREFUSED)
+				continue; /* a full queue, or the sink not yet there */
+			die("send");
+		}
+		sent += (uint64_t)n * segs;
+	}
+	printf("sent_dgrams=%llu syscalls=%llu cpu_s=%.3f\n", (unsigned long long)sent,
+	       (unsigned long long)calls, cpu_s() - c0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "pong"))
+		return pong(atoi(argv[2]));
+	if (argc == 6 && !strcmp(argv[1], "ping"))
+		return ping(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sink"))
+		return sink(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "gro"));
+	if (argc == 7 && !strcmp(argv[1], "stream"))
+		return stream(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
+			      !strcmp(argv[6], "gso"));
+	fprintf(stderr, "usage: udp_peer pong PORT | ping ADDR PORT SIZE ITERS |\n"
+			"       sink PORT [gro] | stream ADDR PORT SIZE SECS mmsg|gso\n");
+	return 2;
+}
