@@ -9,7 +9,9 @@ packages=(
 	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
 	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
-	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev
+	clang libclang-rt-14-dev iproute2
+	# the xdp transport's tests and checks: xdp-loader status, bpftool map dump
+	xdp-tools bpftool nftables util-linux qperf libnetfilter-queue-dev
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Loading and finding the xdp transport's XDP program through libxdp.
+ *
+ * The program is attached once per interface through libxdp, which puts
+ * it behind its dispatcher (beside other programs) where a bpffs is
+ * mounted, and attaches it alone otherwise.  Native mode first (veth has
+ * it), generic (SKB) mode where the driver has none (lo).
+ *
+ * Users: every process using the program holds a shared flock on
+ * /dev/shm/uroce-<netns>-<netdev>.xdp; set-up and tear-down hold it
+ * exclusively.  The kernel drops a crashed process's lock, so "the last
+ * user leaves" is a non-blocking exclusive lock that succeeds.  A program
+ * left by a crash does no harm: with no socket in its XSKMAP every frame
+ * goes on to the kernel, and the next user takes it over.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/file.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "xdp_load.h"
+#include "uroce_xdp_obj.h"   /* the compiled program, embedded (meson) */
+
+static int quiet_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	if (getenv("UROCE_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return quiet_libxdp((enum libxdp_print_level)level, fmt, ap);
+}
+
+static void lock_path(const char *nsid, const char *ifname, char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/shm/uroce-%s-%s.xdp", nsid, ifname);
+}
+
+/* The program named uroce_xdp attached to IFINDEX, alone or behind the
+ * dispatcher; NULL if none. */
+static struct xdp_program *find_attached(int ifindex, enum xdp_attach_mode *mode)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *p = NULL, *found = NULL;
+
+	if (!mp || libxdp_get_error(mp))
+		return NULL;
+	*mode = xdp_multiprog__attach_mode(mp);
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		if (p && !strcmp(xdp_program__name(p), UROCE_XDP_PROG_NAME))
+			found = p;
+	} else {
+		while ((p = xdp_multiprog__next_prog(p, mp)))
+			if (!strcmp(xdp_program__name(p), UROCE_XDP_PROG_NAME))
+				found = p;
+	}
+	if (found)
+		found = xdp_program__from_id(xdp_program__id(found));
+	xdp_multiprog__close(mp);
+	return found && !libxdp_get_error(found) ? found : NULL;
+}
+
+/* Open the maps of the program PROG_FD by name. */
+static int open_maps(int prog_fd, struct uroce_xdp_prog *p)
+{
+	uint32_t ids[16], n;
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+	struct { const char *name; int *fd; } want[] = {
+		{ "uroce_xsks", &p->xsks_fd }, { "uroce_qpns", &p->qpns_fd },
+		{ "uroce_addrs", &p->addrs_fd }, { "uroce_xdp_stats", &p->stats_fd },
+	};
+
+	info.nr_map_ids = 16;
+	info.map_ids = (uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	p->prog_id = info.id;
+	n = info.nr_map_ids < 16 ? info.nr_map_ids : 16;
+	for (uint32_t i = 0; i < n; i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return -errno;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			if (!strcmp(mi.name, want[k].name) && *want[k].fd < 0) {
+				*want[k].fd = fd;
+				fd = -1;
+			}
+		if (fd >= 0)
+			close(fd);
+	}
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		if (*want[k].fd < 0)
+			return -ENOENT;
+	return 0;
+}
+
+static struct xdp_program *open_embedded(void)
+{
+	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "uroce_xdp");
+	struct bpf_object *obj = bpf_object__open_mem(uroce_xdp_obj, sizeof(uroce_xdp_obj), &oo);
+	struct xdp_program *prog;
+
+	if (!obj || libbpf_get_error(obj))
+		return NULL;
+	prog = xdp_program__from_bpf_obj(obj, "xdp");
+	return prog && !libxdp_get_error(prog) ? prog : NULL;
+}
+
+static int say(char *err, size_t len, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Why attaching failed, in words a user can act on. */
+static int attach_error(int ret, const char *ifname, char *err, size_t len)
+{
+	if (ret == -EPERM || ret == -EACCES)
+		return say(err, len, ret, "%s: loading an XDP program needs CAP_BPF and "
+			   "CAP_NET_ADMIN (run as root)", ifname);
+	if (ret == -EOPNOTSUPP || ret == -EINVAL)
+		return say(err, len, ret, "%s: the kernel or driver refused XDP (%s); "
+			   "needs CONFIG_XDP_SOCKETS and BPF", ifname, strerror(-ret));
+	if (ret == -EEXIST || ret == -EBUSY)
+		return say(err, len, ret, "%s: another XDP program is attached without "
+			   "libxdp's dispatcher (mount a bpffs at /sys/fs/bpf to share the "
+			   "interface, or remove it: xdp-loader unload)", ifname);
+	return say(err, len, ret, "%s: attaching the XDP program failed: %s", ifname,
+		   strerror(-ret));
+}
+
+int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_prog *p,
+		       char *err, size_t errlen)
+{
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	struct xdp_program *prog;
+	char path[128];
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->xsks_fd = p->qpns_fd = p->addrs_fd = p->stats_fd = p->lock_fd = -1;
+	libxdp_set_print(quiet_libxdp);
+	libbpf_set_print(quiet_libbpf);
+	p->ifindex = if_nametoindex(ifname);
+	if (!p->ifindex)
+		return say(err, errlen, -ENODEV, "%s: no such interface", ifname);
+	lock_path(nsid, ifname, path, sizeof(path));
+	p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (p->lock_fd < 0)
+		return say(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	if (flock(p->lock_fd, LOCK_EX)) {
+		ret = say(err, errlen, -errno, "%s: flock: %s", path, strerror(errno));
+		goto fail;
+	}
+	prog = find_attached(p->ifindex, &mode);
+	if (!prog) {
+		prog = open_embedded();
+		if (!prog) {
+			ret = say(err, errlen, -ENOEXEC, "%s: cannot open uroce's XDP object", ifname);
+			goto fail;
+		}
+		mode = XDP_MODE_NATIVE;
+		ret = xdp_program__attach(prog, p->ifindex, mode, 0);
+		if (ret && ret != -EPERM) {
+			mode = XDP_MODE_SKB;
+			ret = xdp_program__attach(prog, p->ifindex, mode, 0);
+		}
+		if (ret) {
+			xdp_program__close(prog);
+			attach_error(ret, ifname, err, errlen);
+			goto fail;
+		}
+	}
+	p->mode = mode;
+	ret = open_maps(xdp_program__fd(prog), p);
+	xdp_program__close(prog);
+	if (ret) {
+		say(err, errlen, ret, "%s: the XDP program's maps: %s%s", ifname, strerror(-ret),
+		    ret == -EPERM ? " (needs CAP_SYS_ADMIN or CAP_BPF)" : "");
+		goto fail;
+	}
+	flock(p->lock_fd, LOCK_SH);
+	return 0;
+fail:
+	uroce_xdp_prog_put(nsid, ifname, p);
+	return ret;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int uroce_xdp_prog_remove(const char *ifname)
+{
+	int ifindex = if_nametoindex(ifname), ret;
+	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
+	struct xdp_program *prog;
+
+	if (!ifindex)
+		return -ENODEV;
+	libxdp_set_print(quiet_libxdp);
+	libbpf_set_print(quiet_libbpf);
+	prog = find_attached(ifindex, &mode);
+	if (!prog)
+		return 0;
+	ret = xdp_program__detach(prog, ifindex, mode, 0);
+	xdp_program__close(prog);
+	return ret ? ret : 1;
+}
+
+void uroce_xdp_prog_put(const char *nsid, const char *ifname, struct uroce_xdp_prog *p)
+{
+	close_fd(&p->xsks_fd);
+	close_fd(&p->qpns_fd);
+	close_fd(&p->addrs_fd);
+	close_fd(&p->stats_fd);
+	if (p->lock_fd < 0)
+		return;
+	/* The last user (no other shared lock left) takes the program away. */
+	if (flock(p->lock_fd, LOCK_EX | LOCK_NB) == 0 && p->ifindex)
+		uroce_xdp_prog_remove(ifname);
+	close_fd(&p->lock_fd);
+}
+
+uint64_t uroce_xdp_prog_stat(const struct uroce_xdp_prog *p, enum uroce_xdp_stat stat)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *v;
+	uint32_t key = stat;
+
+	if (ncpu <= 0 || p->stats_fd < 0)
+		return 0;
+	v = calloc(ncpu, sizeof(*v));
+	if (v && bpf_map_lookup_elem(p->stats_fd, &key, v) == 0)
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
