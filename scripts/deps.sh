@@ -11,7 +11,7 @@ packages=(
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
 	clang libclang-rt-14-dev iproute2
 	# the xdp transport's tests and checks: xdp-loader status, bpftool map dump
-	xdp-tools bpftool nftables util-linux qperf libnetfilter-queue-dev
+	xdp-tools bpftool iputils-ping nftables util-linux qperf libnetfilter-queue-dev
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)

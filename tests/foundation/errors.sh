@@ -19,7 +19,7 @@ expect_err 'no uroce devices in this network namespace' "$UROCE" run true
 expect_err 'no network interface "nosuch0"' "$UROCE" link add d0 netdev nosuch0
 expect_err 'invalid device name' "$UROCE" link add 'a/b' netdev lo
 expect_err 'missing "netdev IFACE"' "$UROCE" link add d0
-expect_err 'transport xdp is not implemented' "$UROCE" link add d0 netdev lo transport xdp
+expect_err 'engine does not select transports yet' "$UROCE" link add d0 netdev lo transport xdp
 expect_err 'unknown transport' "$UROCE" link add d0 netdev lo transport tcp
 add_dev d0 lo
 expect_err 'device "d0" already exists' "$UROCE" link add d0 netdev lo

@@ -19,6 +19,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,7 @@ static int do_recv(char **a)
 
 	if (x->ops->steer(x, qpn, AF_INET, any, any, 0))
 		return 1;
-	printf("ready\n");
+	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (got < count && now_ms() < deadline) {
 		struct pollfd pfd = { .fd = x->fd, .events = POLLIN };
@@ -194,7 +195,7 @@ static int udp_socket(int family, const uint8_t *ip, uint16_t port)
 {
 	struct sockaddr_storage ss = { .ss_family = family };
 	socklen_t sl;
-	int fd = socket(family, SOCK_DGRAM, 0), pmtu;
+	int fd = socket(family, SOCK_DGRAM, 0), pmtu, buf = 32 << 20;
 
 	if (family == AF_INET) {
 		struct sockaddr_in *s = (void *)&ss;
@@ -211,6 +212,7 @@ static int udp_socket(int family, const uint8_t *ip, uint16_t port)
 		memcpy(&s6->sin6_addr, ip, 16);
 		sl = sizeof(*s6);
 	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl)) {
 		perror("xdp_probe: udp bind");
 		exit(1);
@@ -257,7 +259,7 @@ static int do_udprecv(char **a)
 	uint32_t count = strtoul(a[1], NULL, 0), got = 0, bad = 0;
 	uint64_t deadline = now_ms() + strtoul(a[2], NULL, 0) * 1000;
 
-	printf("ready\n");
+	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (got < count && now_ms() < deadline) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -290,13 +292,23 @@ static int do_udprecv(char **a)
 	return got == count && bad == 0 ? 0 : 1;
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	stop = 1;
+}
+
 static int do_hold(char **a)
 {
-	struct uroce_xport *x = open_xdp(a[0]);
+	struct uroce_xport *x;
 
-	printf("ready\n");
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	x = open_xdp(a[0]);
+	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	for (;;)
+	while (!stop)
 		pause();
 	x->ops->close(x);
 	return 0;

@@ -7,22 +7,25 @@
  * mounted, and attaches it alone otherwise.  Native mode first (veth has
  * it), generic (SKB) mode where the driver has none (lo).
  *
- * Users: every process using the program holds a shared flock on
- * /dev/shm/uroce-<netns>-<netdev>.xdp; set-up and tear-down hold it
- * exclusively.  The kernel drops a crashed process's lock, so "the last
- * user leaves" is a non-blocking exclusive lock that succeeds.  A program
+ * Users: /dev/shm/uroce-<netns>-<netdev>.xdp carries two open-file-
+ * description locks: byte 0 is held exclusively while a process sets the
+ * program up or takes it down, byte 1 is held shared by every user.  The
+ * kernel drops a crashed process's locks, so "the last user leaves" is a
+ * non-blocking exclusive lock on byte 1 that succeeds.  A program
  * left by a crash does no harm: with no socket in its XSKMAP every frame
  * goes on to the kernel, and the next user takes it over.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -46,6 +49,45 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 static void lock_path(const char *nsid, const char *ifname, char *buf, size_t len)
 {
 	snprintf(buf, len, "/dev/shm/uroce-%s-%s.xdp", nsid, ifname);
+}
+
+enum { LOCK_SETUP, LOCK_USERS };
+
+/* Lock byte WHICH of FD: F_RDLCK, F_WRLCK or F_UNLCK; WAIT or not. */
+static int lock_byte(int fd, int which, short type, bool wait)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = which, .l_len = 1 };
+
+	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) ? -errno : 0;
+}
+
+/*
+ * Open the users' file at PATH with its set-up lock held.  The last user
+ * unlinks it, so a file we locked may be gone from PATH by then: try again
+ * until the one locked is the one at PATH.
+ */
+static int lock_users(const char *path, int *fd)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		struct stat a, b;
+		int err;
+
+		*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (*fd < 0)
+			return -errno;
+		err = lock_byte(*fd, LOCK_SETUP, F_WRLCK, true);
+		if (err) {
+			close(*fd);
+			*fd = -1;
+			return err;
+		}
+		if (fstat(*fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			return 0;
+		close(*fd);
+		*fd = -1;
+	}
+	return -EAGAIN;
 }
 
 /* The program named uroce_xdp attached to IFINDEX, alone or behind the
@@ -170,11 +212,9 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 	if (!p->ifindex)
 		return say(err, errlen, -ENODEV, "%s: no such interface", ifname);
 	lock_path(nsid, ifname, path, sizeof(path));
-	p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (p->lock_fd < 0)
-		return say(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	if (flock(p->lock_fd, LOCK_EX)) {
-		ret = say(err, errlen, -errno, "%s: flock: %s", path, strerror(errno));
+	ret = lock_users(path, &p->lock_fd);
+	if (ret) {
+		say(err, errlen, ret, "%s: %s", path, strerror(-ret));
 		goto fail;
 	}
 	prog = find_attached(p->ifindex, &mode);
@@ -204,7 +244,8 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 		    ret == -EPERM ? " (needs CAP_SYS_ADMIN or CAP_BPF)" : "");
 		goto fail;
 	}
-	flock(p->lock_fd, LOCK_SH);
+	lock_byte(p->lock_fd, LOCK_USERS, F_RDLCK, true);
+	lock_byte(p->lock_fd, LOCK_SETUP, F_UNLCK, false);
 	return 0;
 fail:
 	uroce_xdp_prog_put(nsid, ifname, p);
@@ -244,9 +285,17 @@ void uroce_xdp_prog_put(const char *nsid, const char *ifname, struct uroce_xdp_p
 	close_fd(&p->stats_fd);
 	if (p->lock_fd < 0)
 		return;
-	/* The last user (no other shared lock left) takes the program away. */
-	if (flock(p->lock_fd, LOCK_EX | LOCK_NB) == 0 && p->ifindex)
-		uroce_xdp_prog_remove(ifname);
+	/* The last user (no other shared lock left) takes the program and the
+	 * users' file away. */
+	lock_byte(p->lock_fd, LOCK_SETUP, F_WRLCK, true);
+	if (lock_byte(p->lock_fd, LOCK_USERS, F_WRLCK, false) == 0) {
+		char path[128];
+
+		if (p->ifindex)
+			uroce_xdp_prog_remove(ifname);
+		lock_path(nsid, ifname, path, sizeof(path));
+		unlink(path);
+	}
 	close_fd(&p->lock_fd);
 }
 
