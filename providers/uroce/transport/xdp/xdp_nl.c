@@ -8,7 +8,6 @@
  * valid or the wait is over.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +81,8 @@ struct uroce_xdp_nl *uroce_xdp_nl_open(int ifindex)
 		uroce_xdp_nl_close(nl);
 		return NULL;
 	}
+	/* One answer per route request, no ACK after it left for the next. */
+	nl_socket_disable_auto_ack(nl->sk);
 	return nl;
 }
 
@@ -213,9 +214,6 @@ static int lookup(struct uroce_xdp_nl *nl, int family, const uint8_t *dst, int w
 	struct route r;
 	int ret = route_get(nl, family, dst, &r);
 
-	if (getenv("UROCE_DEBUG"))
-		fprintf(stderr, "uroce: xdp route: ret %d type %u oif %d gw %d\n", ret, r.type, r.oif,
-			r.has_gw);
 	if (ret)
 		return ret;
 	*local = r.type == RTN_LOCAL;
