@@ -5,7 +5,9 @@
  * packets built by the wire module (ICRC included), payload byte i of
  * packet k = (k * 131 + i) & 0xff, so the receiver checks every byte.
  *
- *   xdp_probe send IFACE SRC DST QPN COUNT SIZE    through AF_XDP
+ *   xdp_probe send IFACE SRC DST QPN COUNT SIZE [ROUNDS]
+ *                                                  through AF_XDP; ROUNDS > 1:
+ *                      COUNT again after 1.2 s (past the neighbour cache's life)
  *   xdp_probe recv IFACE QPN COUNT SECONDS         through AF_XDP
  *   xdp_probe udpsend SRC DST QPN COUNT SIZE       kernel UDP socket (ID 0, DF)
  *   xdp_probe udprecv ADDR COUNT SECONDS           kernel UDP socket on ADDR:4791
@@ -122,29 +124,37 @@ static int do_send(char **a)
 	struct uroce_path path = { .dport = ROCE_UDP_PORT, .sport = 0xC123 };
 	uint32_t qpn = strtoul(a[3], NULL, 0), count = strtoul(a[4], NULL, 0);
 	uint32_t size = strtoul(a[5], NULL, 0), sent = 0;
+	uint32_t rounds = a[6] ? strtoul(a[6], NULL, 0) : 1;
 	static uint8_t bufs[64][4200];
 	uint64_t t0 = now_ms();
 
 	path.family = gid(a[1], path.src);
 	gid(a[2], path.dst);
-	while (sent < count) {
-		struct uroce_txpkt pk[64];
-		struct iovec iov[64];
-		uint32_t n = count - sent < 64 ? count - sent : 64;
-		int r;
+	for (uint32_t round = 0; round < rounds; round++) {
+		uint32_t end = sent + count;
 
-		for (uint32_t i = 0; i < n; i++) {
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = build(bufs[i], sizeof(bufs[i]), path.family, path.src,
-					       path.dst, path.sport, qpn, sent + i, size);
-			pk[i] = (struct uroce_txpkt){ &path, &iov[i], 1, (uint32_t)iov[i].iov_len };
+		if (round)
+			usleep(1200 * 1000);
+		while (sent < end) {
+			struct uroce_txpkt pk[64];
+			struct iovec iov[64];
+			uint32_t n = end - sent < 64 ? end - sent : 64;
+			int r;
+
+			for (uint32_t i = 0; i < n; i++) {
+				iov[i].iov_base = bufs[i];
+				iov[i].iov_len = build(bufs[i], sizeof(bufs[i]), path.family, path.src,
+						       path.dst, path.sport, qpn, sent + i, size);
+				pk[i] = (struct uroce_txpkt){ &path, &iov[i], 1,
+							      (uint32_t)iov[i].iov_len };
+			}
+			r = x->ops->send(x, pk, n);
+			if (r < 0 && r != -EAGAIN) {
+				fprintf(stderr, "xdp_probe: send: %s\n", strerror(-r));
+				return 1;
+			}
+			sent += r > 0 ? r : 0;
 		}
-		r = x->ops->send(x, pk, n);
-		if (r < 0 && r != -EAGAIN) {
-			fprintf(stderr, "xdp_probe: send: %s\n", strerror(-r));
-			return 1;
-		}
-		sent += r > 0 ? r : 0;
 	}
 	printf("sent %u in %llu ms\n", sent, (unsigned long long)(now_ms() - t0));
 	x->ops->close(x);
@@ -328,7 +338,8 @@ int main(int argc, char **argv)
 		return r < 0;
 	}
 	for (size_t i = 0; argc > 1 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name) && argc == cmds[i].args + 2)
+		if (!strcmp(argv[1], cmds[i].name) &&
+		    (argc == cmds[i].args + 2 || (cmds[i].fn == do_send && argc == cmds[i].args + 3)))
 			return cmds[i].fn(argv + 2);
 	fprintf(stderr, "usage: see the comment at the top of tests/xdp/xdp_probe.c\n");
 	return 2;

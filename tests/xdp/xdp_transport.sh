@@ -67,6 +67,33 @@ prog_on $A $IA && fail "a program stayed on $IA after its last user left"
 prog_on $B $IB && fail "a program stayed on $IB after its last user left"
 pass "the last user to leave takes the program away"
 
+# A sender that outlives its neighbour cache (1 s) looks the path up again.
+bg recvc $B "$PROBE" recv $IB $QPN $((2 * N)) 30
+wait_for "$T/recvc" ready 10 || fail "receiver not ready"
+ip netns exec $A timeout 30 "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN $N 256 2 >"$T/sendc" 2>&1 ||
+	fail "send across a neighbour cache refresh: $(cat "$T/sendc")"
+wait $pid_recvc || fail "receive across a refresh: $(cat "$T/recvc")"
+pass "a path looked up again after the cache's second: $(tail -1 "$T/recvc")"
+
+# Generic (SKB) mode where the driver has no native XDP: lo.
+bg holdlo $B "$PROBE" hold lo
+wait_for "$T/holdlo" ready 10 || fail "no program on lo: $(cat "$T/holdlo")"
+ip -n $B link show lo | grep -q 'prog/xdp\|xdpgeneric' || fail "lo: $(ip -n $B link show lo)"
+ip -n $B link show lo | grep -q xdpgeneric || fail "lo is not in generic mode: $(ip -n $B link show lo)"
+kill $pid_holdlo
+wait $pid_holdlo || fail "lo holder: $(cat "$T/holdlo")"
+prog_on $B lo && fail "program left on lo"
+pass "lo: generic (SKB) mode, removed when its user leaves"
+
+# Without the capabilities the error names them.
+if command -v setpriv >/dev/null; then
+	ip netns exec $B setpriv --bounding-set -all --inh-caps -all "$PROBE" hold $IB >"$T/nocap" 2>&1 &&
+		fail "opened without capabilities"
+	grep -q 'CAP_BPF and CAP_NET_ADMIN\|CAP_NET_RAW\|CAP_SYS_ADMIN' "$T/nocap" || fail "no capability named: $(cat "$T/nocap")"
+	prog_on $B $IB && fail "a program stayed after a refused open"
+	pass "without capabilities: $(grep -o 'needs.*' "$T/nocap" | head -1)"
+fi
+
 # 2. Wire compatibility with the kernel's UDP path, both ways.
 bg urecv $B "$PROBE" udprecv 10.231.7.2 $N 30
 wait_for "$T/urecv" ready 10 || fail "UDP receiver not ready"
