@@ -132,10 +132,23 @@ wait $pid_holdA $pid_holdB || fail "holders did not close cleanly: $(cat "$T/hol
 bg victim $B "$PROBE" recv $IB $QPN 100000000 50
 wait_for "$T/victim" ready 10 || fail "victim not ready"
 bg flood $A "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN 100000000 256
-# Wait for frames to reach the victim's socket (the program's counter moves).
+# Wait for frames to reach the victim's socket: the redirect counter of
+# the program on $IB moves (maps are found through the interface's program:
+# names are global, the other end's program has the same ones).
+redirected() { # NS IFACE
+	local prog map
+	prog=$(ip -n "$1" link show "$2" | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}')
+	[ -n "$prog" ] || { echo 0; return; }
+	for map in $(bpftool prog show id "$prog" | grep -o 'map_ids [0-9,]*' | cut -d' ' -f2 | tr , ' '); do
+		bpftool map show id "$map" | grep -q 'name uroce_xdp_stats' || continue
+		bpftool -j map dump id "$map" | grep -o '"key":0,"values":\[[^]]*\]' |
+			grep -o '"value":[0-9]*' | awk -F: '{s += $2} END {print s + 0}'
+		return
+	done
+	echo 0
+}
 for ((i = 0; i < 200; i++)); do
-	n=$(ip netns exec $B bpftool -j map dump name uroce_xdp_stats 2>/dev/null |
-	    grep -o '"value": *[0-9]*' | head -n 8 | awk -F: '{s += $2} END {print s + 0}')
+	n=$(redirected $B $IB)
 	[ "${n:-0}" -gt 0 ] && break
 	sleep 0.05
 done
