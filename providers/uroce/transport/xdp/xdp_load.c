@@ -2,18 +2,21 @@
 /*
  * Loading and finding the xdp transport's XDP program through libxdp.
  *
- * The program is attached once per interface through libxdp, which puts
- * it behind its dispatcher (beside other programs) where a bpffs is
- * mounted, and attaches it alone otherwise.  Native mode first (veth has
- * it), generic (SKB) mode where the driver has none (lo).
+ * The program is attached once per interface.  Where a bpffs is mounted,
+ * through libxdp, which puts it behind its dispatcher beside other
+ * programs.  Without one libxdp could only attach it alone; we then attach
+ * it alone through a bpf_link that every user holds, so the kernel removes
+ * it when the last user closes or dies.  Native mode first (veth has it),
+ * generic (SKB) mode where the driver has none (lo).
  *
  * Users: /dev/shm/uroce-<netns>-<netdev>.xdp carries two open-file-
  * description locks: byte 0 is held exclusively while a process sets the
  * program up or takes it down, byte 1 is held shared by every user.  The
  * kernel drops a crashed process's locks, so "the last user leaves" is a
- * non-blocking exclusive lock on byte 1 that succeeds.  A program
- * left by a crash does no harm: with no socket in its XSKMAP every frame
- * goes on to the kernel, and the next user takes it over.
+ * non-blocking exclusive lock on byte 1 that succeeds.  A program behind
+ * the dispatcher left by a crashed last user does no harm: with no socket
+ * in its XSKMAP every frame goes on to the kernel, and the next user takes
+ * it over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +29,9 @@
 #include <net/if.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -169,6 +175,70 @@ static struct xdp_program *open_embedded(void)
 	return prog && !libxdp_get_error(prog) ? prog : NULL;
 }
 
+/* A bpffs where libxdp can keep its dispatcher's state. */
+static bool have_bpffs(void)
+{
+	const char *dir = getenv("LIBXDP_BPFFS") ? getenv("LIBXDP_BPFFS") : "/sys/fs/bpf";
+	struct statfs s;
+
+	return statfs(dir, &s) == 0 && s.f_type == BPF_FS_MAGIC;
+}
+
+/* An fd of the XDP bpf_link that runs PROG_ID, -1 if none does (the
+ * program was attached through netlink).  Program ids are global, so the
+ * link found is the one of this namespace's interface. */
+static int find_link(uint32_t prog_id)
+{
+	uint32_t id = 0;
+
+	while (bpf_link_get_next_id(id, &id) == 0) {
+		struct bpf_link_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_XDP &&
+		    info.prog_id == prog_id)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Attach PROG alone through a bpf_link (native mode, else generic) and
+ * return the link's fd and the program's in *PROG_FD.  Every user holds an
+ * fd of the link, so the kernel detaches the program when the last of them
+ * closes it or dies.  -errno on failure.
+ */
+static int attach_link(struct xdp_program *prog, int ifindex, enum xdp_attach_mode *mode,
+		       int *prog_fd)
+{
+	static const struct { uint32_t flags; enum xdp_attach_mode mode; } modes[] = {
+		{ XDP_FLAGS_DRV_MODE, XDP_MODE_NATIVE }, { XDP_FLAGS_SKB_MODE, XDP_MODE_SKB },
+	};
+	struct bpf_object *obj = xdp_program__bpf_obj(prog);
+	struct bpf_program *bp;
+	int ret = bpf_object__load(obj), fd = -1;
+
+	if (ret)
+		return ret < 0 ? ret : -EINVAL;
+	bp = bpf_object__find_program_by_name(obj, UROCE_XDP_PROG_NAME);
+	if (!bp)
+		return -ENOENT;
+	*prog_fd = bpf_program__fd(bp);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]) && fd < 0; i++) {
+		DECLARE_LIBBPF_OPTS(bpf_link_create_opts, o, .flags = modes[i].flags);
+
+		fd = bpf_link_create(*prog_fd, ifindex, BPF_XDP, &o);
+		if (fd < 0 && (errno == EPERM || errno == EBUSY || errno == EEXIST))
+			break;
+		*mode = modes[i].mode;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 static int say(char *err, size_t len, int ret, const char *fmt, ...)
 {
 	va_list ap;
@@ -189,9 +259,10 @@ static int attach_error(int ret, const char *ifname, char *err, size_t len)
 		return say(err, len, ret, "%s: the kernel or driver refused XDP (%s); "
 			   "needs CONFIG_XDP_SOCKETS and BPF", ifname, strerror(-ret));
 	if (ret == -EEXIST || ret == -EBUSY)
-		return say(err, len, ret, "%s: another XDP program is attached without "
-			   "libxdp's dispatcher (mount a bpffs at /sys/fs/bpf to share the "
-			   "interface, or remove it: xdp-loader unload)", ifname);
+		return say(err, len, ret, "%s: another XDP program is attached and cannot be "
+			   "shared (libxdp's dispatcher needs a bpffs at /sys/fs/bpf and kernel "
+			   "support for freplace programs); remove it (xdp-loader unload) or use "
+			   "transport udp", ifname);
 	return say(err, len, ret, "%s: attaching the XDP program failed: %s", ifname,
 		   strerror(-ret));
 }
@@ -202,10 +273,10 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	struct xdp_program *prog;
 	char path[128];
-	int ret;
+	int ret, prog_fd = -1;
 
 	memset(p, 0, sizeof(*p));
-	p->xsks_fd = p->qpns_fd = p->addrs_fd = p->stats_fd = p->lock_fd = -1;
+	p->xsks_fd = p->qpns_fd = p->addrs_fd = p->stats_fd = p->lock_fd = p->link_fd = -1;
 	libxdp_set_print(quiet_libxdp);
 	libbpf_set_print(quiet_libbpf);
 	p->ifindex = if_nametoindex(ifname);
@@ -218,26 +289,36 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 		goto fail;
 	}
 	prog = find_attached(p->ifindex, &mode);
-	if (!prog) {
+	if (prog) {
+		prog_fd = xdp_program__fd(prog);
+		p->link_fd = find_link(xdp_program__id(prog));
+	} else {
 		prog = open_embedded();
 		if (!prog) {
 			ret = say(err, errlen, -ENOEXEC, "%s: cannot open uroce's XDP object", ifname);
 			goto fail;
 		}
-		mode = XDP_MODE_NATIVE;
-		ret = xdp_program__attach(prog, p->ifindex, mode, 0);
-		if (ret && ret != -EPERM) {
-			mode = XDP_MODE_SKB;
+		if (have_bpffs()) {
+			/* libxdp's dispatcher: other programs can join it. */
+			mode = XDP_MODE_NATIVE;
 			ret = xdp_program__attach(prog, p->ifindex, mode, 0);
+			if (ret && ret != -EPERM) {
+				mode = XDP_MODE_SKB;
+				ret = xdp_program__attach(prog, p->ifindex, mode, 0);
+			}
+			prog_fd = xdp_program__fd(prog);
+		} else {
+			/* libxdp would attach it alone anyway: through a link. */
+			ret = p->link_fd = attach_link(prog, p->ifindex, &mode, &prog_fd);
 		}
-		if (ret) {
+		if (ret < 0) {
 			xdp_program__close(prog);
 			attach_error(ret, ifname, err, errlen);
 			goto fail;
 		}
 	}
 	p->mode = mode;
-	ret = open_maps(xdp_program__fd(prog), p);
+	ret = open_maps(prog_fd, p);
 	xdp_program__close(prog);
 	if (ret) {
 		say(err, errlen, ret, "%s: the XDP program's maps: %s%s", ifname, strerror(-ret),
@@ -261,7 +342,7 @@ static void close_fd(int *fd)
 
 int uroce_xdp_prog_remove(const char *ifname)
 {
-	int ifindex = if_nametoindex(ifname), ret;
+	int ifindex = if_nametoindex(ifname), ret, link;
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	struct xdp_program *prog;
 
@@ -272,7 +353,13 @@ int uroce_xdp_prog_remove(const char *ifname)
 	prog = find_attached(ifindex, &mode);
 	if (!prog)
 		return 0;
-	ret = xdp_program__detach(prog, ifindex, mode, 0);
+	link = find_link(xdp_program__id(prog));
+	if (link >= 0) {
+		ret = bpf_link_detach(link) ? -errno : 0;
+		close(link);
+	} else {
+		ret = xdp_program__detach(prog, ifindex, mode, 0);
+	}
 	xdp_program__close(prog);
 	return ret ? ret : 1;
 }
@@ -296,6 +383,7 @@ void uroce_xdp_prog_put(const char *nsid, const char *ifname, struct uroce_xdp_p
 		lock_path(nsid, ifname, path, sizeof(path));
 		unlink(path);
 	}
+	close_fd(&p->link_fd);
 	close_fd(&p->lock_fd);
 }
 

@@ -14,7 +14,8 @@
 
 struct uroce_xdp_prog {
 	int ifindex;
-	int lock_fd;          /* LOCK_SH on the interface's user file while we use it */
+	int lock_fd;          /* the interface's users' file, locked as a user */
+	int link_fd;          /* the bpf_link running the program (-1: attached otherwise) */
 	int mode;             /* enum xdp_attach_mode it runs in */
 	uint32_t prog_id;
 	int xsks_fd, qpns_fd, addrs_fd, stats_fd;
