@@ -222,6 +222,9 @@ static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const u
 static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
 {
 	struct xdp_xport *t = xx(x);
+	const struct uroce_path *known = NULL;   /* the path MAC and LOCAL are for */
+	uint8_t mac[6];
+	bool local = false;
 	unsigned int i;
 	int ret = 0;
 
@@ -231,11 +234,17 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 		n = MAX_BURST;
 	pthread_mutex_lock(&t->tx_lock);
 	for (i = 0; i < n; i++) {
-		uint8_t mac[6];
-		bool local = false;
+		const struct uroce_path *p = pkts[i].path;
 
-		ret = uroce_xdp_nl_resolve(t->nl, pkts[i].path->family, pkts[i].path->dst,
-					   RESOLVE_WAIT_MS, mac, &local);
+		/* A burst goes mostly to one peer: look it up once. */
+		ret = 0;
+		if (!known || known->family != p->family || memcmp(known->dst, p->dst, 16)) {
+			known = NULL;
+			ret = uroce_xdp_nl_resolve(t->nl, p->family, p->dst, RESOLVE_WAIT_MS, mac,
+						   &local);
+			if (ret == 0)
+				known = p;
+		}
 		if (ret == 0 && !local)
 			ret = frame_out(t, &pkts[i], mac);
 		else if (ret == 0 || ret == -EHOSTUNREACH)   /* this host, or not this link */
