@@ -8,7 +8,7 @@
 need_root
 PROBE=${XDP_PROBE:?}
 use_private_registry
-for t in ping iperf3 ss; do
+for t in ping iperf3 ss tshark bpftool; do
 	command -v $t >/dev/null || skip "needs $t (scripts/deps.sh)"
 done
 id=$(uniq_id)
@@ -95,12 +95,25 @@ if command -v setpriv >/dev/null; then
 fi
 
 # 2. Wire compatibility with the kernel's UDP path, both ways.
+# With no program on $IB the frames reach its capture point: tshark decodes
+# them with no warning, and tests/wire/icrc_check.py (zlib, not uroce's
+# code) checks every ICRC over the real IPv4 header.
 bg urecv $B "$PROBE" udprecv 10.231.7.2 $N 30
 wait_for "$T/urecv" ready 10 || fail "UDP receiver not ready"
+bg cap $B tshark -i $IB -F pcap -w "$T/xdp.pcap" -c $N -f "udp dst port 4791"
+wait_for "$T/cap" "Capturing on" 10 || fail "tshark did not start: $(cat "$T/cap")"
 ip netns exec $A timeout 30 "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN $N 700 >/dev/null ||
 	fail "xdp send to a UDP socket"
 wait $pid_urecv || fail "kernel UDP receive of xdp frames: $(cat "$T/urecv")"
+wait $pid_cap || fail "capture: $(cat "$T/cap")"
 pass "xdp -> kernel UDP socket: $(cat "$T/urecv" | tail -1), ICRC checked"
+ts() { tshark --disable-heuristic rpcrdma_infiniband -r "$T/xdp.pcap" "$@" 2>/dev/null; }
+[ "$(ts -Y infiniband | wc -l)" -eq $N ] || fail "tshark decodes $(ts -Y infiniband | wc -l) of $N as RoCEv2"
+ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' >"$T/warn" || fail "tshark could not filter the capture"
+[ ! -s "$T/warn" ] || fail "tshark warns: $(head -3 "$T/warn")"
+/usr/bin/python3 "$(dirname "$0")/../wire/icrc_check.py" "$T/xdp.pcap" >"$T/icrc" 2>&1 ||
+	fail "ICRC of captured xdp frames: $(cat "$T/icrc")"
+pass "captured xdp frames: tshark decodes $N with no warning; $(cat "$T/icrc")"
 bg xrecv $A "$PROBE" recv $IA $QPN $N 30
 wait_for "$T/xrecv" ready 10 || fail "xdp receiver not ready"
 ip netns exec $B timeout 30 "$PROBE" udpsend 10.231.7.2 10.231.7.1 $QPN $N 700 >/dev/null ||
