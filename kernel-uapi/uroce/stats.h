@@ -8,6 +8,7 @@
 #define UROCE_STATS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* X(ENUM_SUFFIX, "name") -- names in the spirit of rxe's hw_counters. */
@@ -121,5 +122,10 @@ int uroce_stats_mkdir(const char *nsdir, const char *dev, uid_t uid, gid_t gid,
 int uroce_stats_collect(const char *dir, uint64_t total[UROCE_STAT_COUNT],
 			void (*each)(const struct uroce_stats_shm *rec, void *arg),
 			void *arg);
+/* The provider's side: give device DEVNAME of this process its counters,
+ * a record published for `uroce stat` (*SHARED) or else private memory;
+ * 0 or -1.  Detach folds the record into the retired sums. */
+int uroce_stats_attach(const char *devname, struct uroce_stats_shm **stats, bool *shared);
+void uroce_stats_detach(const char *devname, struct uroce_stats_shm **stats, bool *shared);
 
 #endif

@@ -55,7 +55,7 @@ int uroce_gsi_attach(struct uroce_engine *eng)
 	uroce_gsi_members_file(path, sizeof(path), eng->nsid, eng->netdev, geteuid());
 	g->members = uroce_qpn_open_file(path, MEMBER_SLOTS);
 	if (g->members)
-		g->slot = uroce_qpn_alloc(g->members, eng->fwd_port);
+		g->slot = uroce_qpn_alloc(g->members, eng->xport->fwd_port);
 	if (!g->slot) {
 		/* Not a member: this process still answers what reaches it,
 		 * but cannot own connections on the device. */
@@ -93,7 +93,7 @@ struct uroce_gsi *uroce_gsi_get(const char *devname, uroce_gsi_rx_fn fn, void *a
 		errno = ENODEV;
 		return NULL;
 	}
-	eng = uroce_engine_get_dev(rec.name, rec.netdev);
+	eng = uroce_engine_get_dev(rec.name, rec.netdev, uroce_transport_name(rec.transport));
 	if (!eng)
 		return NULL;
 	if (fn) {
@@ -135,12 +135,9 @@ uint32_t uroce_gsi_comm_id_alloc(struct uroce_gsi *gsi)
 
 /* ---- send ------------------------------------------------------------------ */
 
-static bool our_address(const struct uroce_engine *eng, const uint8_t *gid)
+static bool our_address(struct uroce_engine *eng, const uint8_t *gid)
 {
-	for (int i = 0; i < eng->n_rx; i++)
-		if (!memcmp(eng->rx_addr[i].ip, gid, 16))
-			return true;
-	return false;
+	return uroce_engine_has_addr(eng, gid);
 }
 
 int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
@@ -150,7 +147,6 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	uint8_t mad[CM_MAD_SIZE];
 	struct iovec iov = { mad, sizeof(mad) };
 	struct uroce_av av = { 0 };
-	struct sockaddr_storage ss;
 	struct roce_pkt p = {
 		.opcode = CM_GSI_OPCODE,
 		.pkey = CM_GSI_PKEY,
@@ -171,14 +167,12 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	av.family = memcmp(local_gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
 	if ((av.family == AF_INET) != !memcmp(remote_gid, v4_prefix, 12))
 		return -EAFNOSUPPORT;
-	uroce_udp_sockaddr(av.family, remote_gid, ROCE_UDP_PORT, if_nametoindex(eng->netdev), &ss);
-	memcpy(&av.dst, &ss, sizeof(av.dst));
 	p.psn = atomic_fetch_add(&gsi->psn, 1) & ROCE_PSN_MASK;
 	ret = uroce_pkt_send(eng, &av, CM_GSI_UDP_SPORT, &p, &iov, 1);
 	/* rxe's port may be held by another user's process (SO_REUSEPORT
 	 * groups are per user): any RoCEv2 source port will do. */
 	if (ret == -EADDRINUSE || ret == -EACCES)
-		ret = uroce_pkt_send(eng, &av, uroce_udp_sport(CM_GSI_QPN, (uint32_t)getuid()),
+		ret = uroce_pkt_send(eng, &av, uroce_xport_sport(CM_GSI_QPN, (uint32_t)getuid()),
 				     &p, &iov, 1);
 	if (ret == 0)
 		uroce_count(eng, UROCE_STAT_CM_MADS_TX, 1);
@@ -254,7 +248,8 @@ static void deliver(struct uroce_gsi *g, const struct uroce_rx *rx, const struct
 /* Pass the packet to the process whose forwarding port is PORT. */
 static bool forward_to(struct uroce_gsi *g, uint16_t port, const struct uroce_rx *rx)
 {
-	if (rx->forwarded || !port || uroce_udp_forward(g->eng, port, rx))
+	if (rx->forwarded || !port || !g->eng->xport->ops->forward ||
+	    g->eng->xport->ops->forward(g->eng->xport, port, rx))
 		return false;
 	uroce_count(g->eng, UROCE_STAT_FORWARDED_OUT, 1);
 	return true;

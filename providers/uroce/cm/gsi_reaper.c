@@ -28,6 +28,7 @@
 
 #include "engine.h"
 #include "gsi.h"
+#include "udp.h"
 #include "wire.h"
 
 #define CONN_RECS 1024

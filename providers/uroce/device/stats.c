@@ -33,7 +33,7 @@
 
 #include "registry.h"
 #ifndef UROCE_STATS_NO_ENGINE
-#include "engine.h"
+#include <pthread.h>
 #endif
 
 #define HDR_LEN offsetof(struct uroce_stats_shm, counters)
@@ -342,7 +342,7 @@ int uroce_stats_collect(const char *dir, uint64_t total[UROCE_STAT_COUNT],
 /* The engines' published records: where each one's file is. */
 struct published {
 	struct published *next;
-	const struct uroce_engine *eng;
+	const struct uroce_stats_shm *stats;
 	char path[PATH_MAX];
 	char dir[PATH_MAX];
 	dev_t dev;
@@ -351,8 +351,8 @@ struct published {
 static struct published *published;
 static pthread_mutex_t published_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Create and map ENG's record file; 0 or -errno. */
-static int publish(struct uroce_engine *eng)
+/* Create and map DEVNAME's record file into *STATS; 0 or -errno. */
+static int publish(const char *devname, struct uroce_stats_shm **stats)
 {
 	struct published *p = calloc(1, sizeof(*p));
 	struct uroce_stats_shm init = {
@@ -369,7 +369,7 @@ static int publish(struct uroce_engine *eng)
 	if (!p)
 		return -ENOMEM;
 	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))) ||
-	    (ret = uroce_stats_dir(p->dir, sizeof(p->dir), nsdir, eng->devname)))
+	    (ret = uroce_stats_dir(p->dir, sizeof(p->dir), nsdir, devname)))
 		goto out;
 	/* Made by `uroce link add`, with the rights of the device node; a
 	 * user who may not write there keeps its counters private. */
@@ -379,7 +379,7 @@ static int publish(struct uroce_engine *eng)
 		goto out;
 	}
 	/* Fold the records of processes that died without detaching. */
-	fold_dead(lfd, eng->devname);
+	fold_dead(lfd, devname);
 	/* PID.N if PID is taken: a second engine of this process for the device
 	 * while the first is still stopping, or our image before an exec. */
 	for (int n = 0; n < 16 && fd < 0; n++) {
@@ -403,7 +403,7 @@ static int publish(struct uroce_engine *eng)
 	 * device's users), written only by us. */
 	fchmod(fd, 0644);
 	init.starttime = uroce_proc_starttime(init.pid);
-	snprintf(init.device, sizeof(init.device), "%s", eng->devname);
+	snprintf(init.device, sizeof(init.device), "%s", devname);
 	m = MAP_FAILED;
 	if (pwrite(fd, &init, sizeof(init), 0) == (ssize_t)sizeof(init) && !fstat(fd, &st))
 		m = mmap(NULL, sizeof(init), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -415,11 +415,10 @@ static int publish(struct uroce_engine *eng)
 		goto out;
 	}
 	close(lfd);
-	p->eng = eng;
+	p->stats = m;
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
-	eng->stats = m;
-	eng->stats_shared = true;
+	*stats = m;
 	pthread_mutex_lock(&published_lock);
 	p->next = published;
 	published = p;
@@ -430,46 +429,47 @@ out:
 	return ret;
 }
 
-int uroce_stats_attach(struct uroce_engine *eng)
+int uroce_stats_attach(const char *devname, struct uroce_stats_shm **stats, bool *shared)
 {
-	int ret = publish(eng);
+	const char *debug = getenv("UROCE_DEBUG");
+	int ret = publish(devname, stats);
 
+	*shared = ret == 0;
 	if (ret == 0)
 		return 0;
-	if (uroce_debug)
+	if (debug && *debug && *debug != '0')
 		fprintf(stderr, "uroce: %s: counters not published for `uroce stat`: %s\n",
-			eng->devname, strerror(-ret));
-	eng->stats_shared = false;
-	eng->stats = calloc(1, sizeof(*eng->stats));
-	return eng->stats ? 0 : -1;
+			devname, strerror(-ret));
+	*stats = calloc(1, sizeof(**stats));
+	return *stats ? 0 : -1;
 }
 
-void uroce_stats_detach(struct uroce_engine *eng)
+void uroce_stats_detach(const char *devname, struct uroce_stats_shm **stats, bool *shared)
 {
 	struct published *p = NULL, **pp;
 	struct uroce_stats_shm last;
 	struct stat st;
 	int lfd, mine;
 
-	if (!eng->stats)
+	if (!*stats)
 		return;
-	if (!eng->stats_shared) {
-		free(eng->stats);
-		eng->stats = NULL;
+	if (!*shared) {
+		free(*stats);
+		*stats = NULL;
 		return;
 	}
 	pthread_mutex_lock(&published_lock);
 	for (pp = &published; *pp; pp = &(*pp)->next)
-		if ((*pp)->eng == eng) {
+		if ((*pp)->stats == *stats) {
 			p = *pp;
 			*pp = p->next;
 			break;
 		}
 	pthread_mutex_unlock(&published_lock);
-	snapshot(eng->stats, &last); /* the engine has stopped counting */
-	munmap(eng->stats, sizeof(*eng->stats));
-	eng->stats = NULL;
-	eng->stats_shared = false;
+	snapshot(*stats, &last); /* the engine has stopped counting */
+	munmap(*stats, sizeof(**stats));
+	*stats = NULL;
+	*shared = false;
 	if (!p)
 		return;
 	/* Remove the record, then add it to the retired sums (a crash in
@@ -482,7 +482,7 @@ void uroce_stats_detach(struct uroce_engine *eng)
 		mine = open_retired_mine(lfd);
 		if (mine >= 0 && !stat(p->path, &st) && st.st_dev == p->dev &&
 		    st.st_ino == p->ino && !unlink(p->path))
-			retired_add(mine, eng->devname, last.counters);
+			retired_add(mine, devname, last.counters);
 		if (mine >= 0)
 			close(mine);
 		close(lfd);

@@ -19,7 +19,11 @@
 #include "events.h"
 #include "pkt.h"
 
-#define WAKE_IDX (UROCE_GID_TBL_LEN + 1)
+#define WAKE_IDX 1
+#define XPORT_IDX 2
+/* Packets taken from the transport per call, and calls per wake-up. */
+#define RX_BURST 64
+#define RX_ROUNDS 64
 
 int uroce_debug;
 
@@ -59,13 +63,15 @@ static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 	owner = uroce_qpn_owner(eng->qpns, qpn, 0, &port);
 	if (!owner || owner == getpid())
 		goto drop;
-	if (uroce_udp_forward(eng, port, rx) == 0) {
+	if (!eng->xport->ops->forward)
+		goto drop;
+	if (eng->xport->ops->forward(eng->xport, port, rx) == 0) {
 		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
 		return;
 	}
 	/* The owner may be gone: ask again, freeing its QPN if it died. */
 	owner = uroce_qpn_owner(eng->qpns, qpn, 1, &port);
-	if (owner && owner != getpid() && uroce_udp_forward(eng, port, rx) == 0) {
+	if (owner && owner != getpid() && eng->xport->ops->forward(eng->xport, port, rx) == 0) {
 		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
 		return;
 	}
@@ -120,9 +126,11 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	 * of the connection comes here directly. */
 	struct uroce_qp_eng *qe = qp->engine;
 	if (qp->vqp.qp.qp_type != IBV_QPT_UD && rx->src_port != qe->conn_port &&
-	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE && qe->reconnects < 4) {
+	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE && qe->reconnects < 4 &&
+	    eng->xport->ops->steer) {
 		qe->reconnects++;
-		if (uroce_udp_connect(eng, qpn, rx->family, rx->dst_ip, rx->src_ip, rx->src_port) == 0)
+		if (eng->xport->ops->steer(eng->xport, qpn, rx->family, rx->dst_ip, rx->src_ip,
+					   rx->src_port) == 0)
 			qe->conn_port = rx->src_port;
 	}
 	if (pkt.is_response)
@@ -130,6 +138,18 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	else
 		uroce_resp_rx(qp, &pkt, rx);
 	pthread_mutex_unlock(&qp->lock);
+}
+
+bool uroce_engine_has_addr(struct uroce_engine *eng, const uint8_t *gid)
+{
+	struct uroce_netdev nd;
+
+	if (uroce_netdev_query(eng->netdev, &nd))
+		return false;
+	for (int i = 0; i < nd.n_addrs; i++)
+		if (!memcmp(nd.addrs[i], gid, 16))
+			return true;
+	return false;
 }
 
 /* ---- the progress thread -------------------------------------------------- */
@@ -152,6 +172,29 @@ static void run_timers(struct uroce_engine *eng)
 	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
+/* Everything the transport has, a burst at a time: each burst is checked
+ * and dispatched whole, and what it makes the engine send (ACKs coalesced
+ * per QP, IBTA 9.7.5.1.1) leaves together after it. */
+static void rx_bursts(struct uroce_engine *eng)
+{
+	static __thread struct uroce_rx pkts[RX_BURST];
+
+	for (int round = 0; round < RX_ROUNDS; round++) {
+		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST);
+
+		if (n <= 0)
+			return;
+		uroce_tx_begin(eng);
+		uroce_resp_acks_begin(eng);
+		for (int i = 0; i < n; i++)
+			uroce_engine_rx(eng, &pkts[i]);
+		uroce_resp_flush_acks(eng);
+		uroce_tx_end(eng);
+		if (n < RX_BURST)
+			return;
+	}
+}
+
 static void handle_events(struct uroce_engine *eng, const struct epoll_event *evs, int n,
 			  bool progress_thread)
 {
@@ -167,7 +210,8 @@ static void handle_events(struct uroce_engine *eng, const struct epoll_event *ev
 				(void)0;
 			continue;
 		}
-		uroce_udp_poll(eng, idx);
+		if (idx == XPORT_IDX)
+			rx_bursts(eng);
 	}
 }
 
@@ -225,8 +269,9 @@ static void engine_free(struct uroce_engine *eng)
 {
 	uroce_gsi_detach(eng);
 	dump_counters(eng);
-	uroce_stats_detach(eng);
-	uroce_udp_close(eng);
+	uroce_stats_detach(eng->devname, &eng->stats, &eng->stats_shared);
+	if (eng->xport)
+		eng->xport->ops->close(eng->xport);
 	if (eng->epfd >= 0)
 		close(eng->epfd);
 	if (eng->wake_fd >= 0)
@@ -235,11 +280,34 @@ static void engine_free(struct uroce_engine *eng)
 	uroce_pkt_trace_close(eng);
 	free(eng->qps);
 	free(eng->qp_list);
-	free(eng->conns);
 	free(eng);
 }
 
-static struct uroce_engine *engine_new(const char *devname, const char *netdev)
+/* Open the transport TRANSPORT names on the engine's netdev. */
+static int xport_open(struct uroce_engine *eng, const char *transport)
+{
+	const struct uroce_xport_ops *ops = uroce_xport_lookup(transport);
+	struct uroce_xport_conf conf = {
+		.devname = eng->devname,
+		.netdev = eng->netdev,
+		.counters = eng->stats->counters,
+	};
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = XPORT_IDX };
+	int ret;
+
+	if (!ops) {
+		fprintf(stderr, "uroce: %s: transport \"%s\" is not available\n", eng->devname,
+			transport);
+		return -EOPNOTSUPP;
+	}
+	ret = ops->open(&conf, &eng->xport);
+	if (ret)
+		return ret;
+	return epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->xport->fd, &ev) ? -errno : 0;
+}
+
+static struct uroce_engine *engine_new(const char *devname, const char *netdev,
+				       const char *transport)
 {
 	struct uroce_engine *eng = calloc(1, sizeof(*eng));
 	char nsdir[PATH_MAX];
@@ -248,30 +316,28 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev)
 	if (!eng)
 		return NULL;
 	uroce_debug = getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0';
-	eng->epfd = eng->wake_fd = eng->fwd_fd = -1;
+	eng->epfd = eng->wake_fd = -1;
 	snprintf(eng->devname, sizeof(eng->devname), "%s", devname);
 	snprintf(eng->netdev, sizeof(eng->netdev), "%s", netdev);
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
 		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
 	pthread_rwlock_init(&eng->qps_lock, NULL);
-	pthread_mutex_init(&eng->tx_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
-	eng->conns = calloc(UROCE_MAX_QP, sizeof(*eng->conns));
 	/* QPNs are unique per address on the wire: every uroce device (of any
 	 * registry) on this netdev shares one QPN table and forwarding domain. */
 	eng->qpns = uroce_qpn_open(eng->nsid, eng->netdev, UROCE_MAX_QP);
-	uroce_stats_attach(eng);
+	uroce_stats_attach(eng->devname, &eng->stats, &eng->stats_shared);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!eng->qps || !eng->qp_list || !eng->conns || !eng->qpns || !eng->stats || eng->epfd < 0 || eng->wake_fd < 0) {
+	if (!eng->qps || !eng->qp_list || !eng->qpns || !eng->stats || eng->epfd < 0 || eng->wake_fd < 0) {
 		err = errno ? errno : ENOMEM;
 		goto fail;
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_IDX };
 	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->wake_fd, &ev);
-	err = -uroce_udp_open(eng);
+	err = -xport_open(eng, transport);
 	if (err)
 		goto fail;
 	uroce_pkt_trace_open(eng);
@@ -290,11 +356,14 @@ fail:
 
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx)
 {
-	return uroce_engine_get_dev(ctx->vctx.context.device->name,
-				    to_udev(ctx->vctx.context.device)->netdev);
+	struct uroce_device *dev = to_udev(ctx->vctx.context.device);
+
+	return uroce_engine_get_dev(ctx->vctx.context.device->name, dev->netdev,
+				    uroce_transport_name(dev->transport));
 }
 
-struct uroce_engine *uroce_engine_get_dev(const char *name, const char *netdev)
+struct uroce_engine *uroce_engine_get_dev(const char *name, const char *netdev,
+					  const char *transport)
 {
 	struct uroce_engine *eng;
 
@@ -303,7 +372,7 @@ struct uroce_engine *uroce_engine_get_dev(const char *name, const char *netdev)
 		if (!strcmp(eng->devname, name))
 			break;
 	if (!eng) {
-		eng = engine_new(name, netdev);
+		eng = engine_new(name, netdev, transport);
 		if (eng) {
 			eng->next = engines;
 			engines = eng;
@@ -482,7 +551,7 @@ int uroce_engine_qp_create(struct uroce_qp *qp)
 	qe = calloc(1, sizeof(*qe));
 	if (!qe)
 		return ENOMEM;
-	qpn = uroce_qpn_alloc(eng->qpns, eng->fwd_port);
+	qpn = uroce_qpn_alloc(eng->qpns, eng->xport->fwd_port);
 	if (!qpn) {
 		free(qe);
 		return ENOMEM;
@@ -521,7 +590,8 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp)
 	uroce_engine_arm(qe, false);
 	pthread_mutex_unlock(&qp->lock);
 	pthread_mutex_lock(&eng->rx_lock);
-	uroce_udp_disconnect(eng, qpn);
+	if (eng->xport->ops->unsteer)
+		eng->xport->ops->unsteer(eng->xport, qpn);
 	pthread_mutex_unlock(&eng->rx_lock);
 	uroce_qpn_free(eng->qpns, qpn);
 	free(qe);
@@ -544,7 +614,8 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 		struct uroce_qp *self = qe->qp;
 		bool armed = qe->armed;
 
-		uroce_udp_disconnect(eng, qp->vqp.qp.qp_num);
+		if (eng->xport->ops->unsteer)
+			eng->xport->ops->unsteer(eng->xport, qp->vqp.qp.qp_num);
 		memset(qe, 0, sizeof(*qe));
 		qe->eng = eng;
 		qe->qp = self;
@@ -556,7 +627,7 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	case IBV_QPS_RTR:
 		if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 			/* RoCEv2 source port: entropy from the QPN (A17.3.1). */
-			qp->udp_sport = uroce_udp_sport(qp->vqp.qp.qp_num, 0);
+			qp->udp_sport = uroce_xport_sport(qp->vqp.qp.qp_num, 0);
 		} else if (old_state != IBV_QPS_RTR || (attr_mask & (IBV_QP_DEST_QPN | IBV_QP_AV))) {
 			/* Connected QPs: a port per QP pair, and a receive socket
 			 * connected to the port the peer (if it is uroce) sends
@@ -564,11 +635,13 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 			 * connection takes the shared socket and arrives late. */
 			uint32_t me = qp->vqp.qp.qp_num, peer = qp->attr.dest_qp_num;
 
-			qp->udp_sport = uroce_udp_sport(me, peer);
+			struct uroce_xport *x = qe->eng->xport;
+
+			qp->udp_sport = uroce_xport_sport(me, peer);
 			qe->reconnects = 0;
-			qe->conn_port = uroce_udp_sport(peer, me);
-			if (uroce_udp_connect(qe->eng, me, qp->av.family, qp->av.sgid.raw,
-					      qp->av.dgid.raw, qe->conn_port))
+			qe->conn_port = uroce_xport_sport(peer, me);
+			if (!x->ops->steer || x->ops->steer(x, me, qp->av.family, qp->av.sgid.raw,
+							    qp->av.dgid.raw, qe->conn_port))
 				qe->conn_port = 0;
 		}
 		if (old_state != IBV_QPS_RTR) {

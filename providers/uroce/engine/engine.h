@@ -20,43 +20,16 @@
 
 #include "qp.h"
 #include "qpn.h"
+#include "transport.h"
 
 struct uroce_pcap;
 
-#define UROCE_CONN_BASE 64
 /* Packets in flight per QP before the requester waits for an ACK. */
 #define UROCE_WINDOW_PKTS 64
 /* Ask for an ACK at least every this many packets of a long message. */
 #define UROCE_ACKREQ_EVERY 16
 /* An RDMA READ WQE is issued as READ requests of at most this many packets. */
 #define UROCE_READ_CHUNK_PKTS 64
-#define UROCE_MAX_PKT 4200
-
-/* A packet on its way in: the UDP payload (BTH...ICRC) and its addresses. */
-struct uroce_rx {
-	uint8_t *buf;
-	uint32_t len;
-	int family;
-	uint8_t src_ip[16];          /* IPv4 in the last 4 bytes */
-	uint8_t dst_ip[16];
-	uint16_t src_port;
-	uint16_t dst_port;
-	/* The IP header fields a UD receive's GRH area shows (IBTA A17.4.5.2),
-	 * from the socket's control messages: IPv4 TOS / IPv6 traffic class,
-	 * TTL / hop limit, IPv6 flow label. */
-	uint8_t tos;
-	uint8_t ttl;
-	uint32_t flow;
-	bool forwarded;              /* came from another process: never forward again */
-};
-
-/* One bound source: where packets from (address, port) leave. */
-struct uroce_txsock {
-	int family;
-	uint8_t ip[16];
-	uint16_t port;
-	int fd;
-};
 
 struct uroce_engine {
 	struct uroce_engine *next;   /* the process's list of engines */
@@ -72,28 +45,14 @@ struct uroce_engine {
 	uint32_t n_qps;
 	atomic_int armed;            /* QPs with a timer running */
 
-	int rx_fds[UROCE_GID_TBL_LEN];  /* bound ADDR:4791; epoll data = index */
-	struct uroce_rxsock {
-		int fd;
-		int family;
-		uint8_t ip[16];
-	} rx_addr[UROCE_GID_TBL_LEN];
-	int n_rx;
-	/* Per-QP sockets connected to the peer's (address, port): the kernel
-	 * prefers them to the SO_REUSEPORT group, so a connection's packets
-	 * reach the owning process directly.  epoll data = CONN_BASE + QPN. */
-	struct uroce_rxsock *conns;
-	int fwd_fd;                  /* UDP: packets other processes pass on to us */
-	uint16_t fwd_port;           /* its port, published in the QPN table */
+	/* The device's transport (transport/transport.h): all the engine
+	 * knows of the network. */
+	struct uroce_xport *xport;
 	int wake_fd;                 /* eventfd: work for the progress thread */
 	int epfd;
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
 	atomic_bool stop;
-
-	pthread_mutex_t tx_lock;
-	struct uroce_txsock tx[64];
-	int n_tx;
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */
@@ -103,9 +62,6 @@ struct uroce_engine {
 	struct uroce_gsi *gsi;       /* QP1 (cm/gsi.c) */
 };
 
-/* stats.c: give ENG its counters (published for `uroce stat`); 0 or -1. */
-int uroce_stats_attach(struct uroce_engine *eng);
-void uroce_stats_detach(struct uroce_engine *eng);
 
 /* The counter of a NAK with CODE (enum roce_nak_code) sent or received:
  * BASE is UROCE_STAT_NAKS_TX_SEQ or UROCE_STAT_NAKS_RX_SEQ; the five codes'
@@ -165,8 +121,9 @@ struct uroce_qp_eng {
 	uint32_t epsn;               /* expected PSN */
 	uint32_t msn;
 	bool nak_sent;               /* PSN sequence NAK outstanding (IBTA 9.7.5.1.4) */
-	bool ack_due;
+	bool ack_due;                /* a coalesced ACK waits for the end of the receive burst */
 	uint32_t ack_psn;
+	uint32_t ack_msn;
 	uint32_t recv_wqe_valid;     /* a receive WQE is taken for the current SEND */
 	struct uroce_recv_wqe *rwqe; /* a copy of it */
 	uint8_t rwqe_buf[sizeof(struct uroce_recv_wqe) + UROCE_MAX_SGE * sizeof(struct uroce_sge)];
@@ -219,7 +176,10 @@ extern int uroce_debug;
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
 /* The engine of device DEVNAME on NETDEV, without an ibv_context (the CM
  * hears QP1 on devices librdmacm has not opened yet). */
-struct uroce_engine *uroce_engine_get_dev(const char *devname, const char *netdev);
+struct uroce_engine *uroce_engine_get_dev(const char *devname, const char *netdev,
+					  const char *transport);
+/* Does the engine's transport serve local address GID (IPv4-mapped or IPv6)? */
+bool uroce_engine_has_addr(struct uroce_engine *eng, const uint8_t *gid);
 void uroce_engine_put(struct uroce_engine *eng);
 uint64_t uroce_now_ns(void);
 /* Keep the timer tick running for this QP while it has timers (qp->lock held). */
@@ -236,29 +196,6 @@ void uroce_check_drained(struct uroce_qp *qp);
 /* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */
 void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 			 enum ibv_wc_status status);
-
-/* transport_udp.c */
-int uroce_udp_open(struct uroce_engine *eng);
-/* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY; the
- * scope of a link-local IPv6 address is IFINDEX.  Pure: safe after fork. */
-socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
-			     int ifindex, struct sockaddr_storage *ss);
-void uroce_udp_close(struct uroce_engine *eng);
-/* Send IOV as one UDP datagram from (av->sgid, sport) to av->dst. */
-int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
-		   uint16_t sport, const struct iovec *iov, int iovcnt);
-/* Hand a packet to the process owning its destination QP (its forwarding port). */
-int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx);
-/* Drain the sockets that epoll reported; calls uroce_engine_rx per packet. */
-void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx);
-/* Give QPN a receive socket bound to (LOCAL, 4791) and connected to (PEER, PORT);
- * the GIDs are IPv4-mapped or IPv6 addresses of FAMILY.  0 or -errno. */
-int uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, int family,
-		      const uint8_t *local, const uint8_t *peer, uint16_t port);
-/* The UDP source port of the QP FROM talking to QP TO (RC/UC): each side
- * can compute the other's, so a connection is steered from its first packet. */
-uint16_t uroce_udp_sport(uint32_t from_qpn, uint32_t to_qpn);
-void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn);
 
 /* engine.c: a packet arrived */
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
@@ -291,7 +228,12 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 /* resp.c: request packets */
 void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt,
 		   const struct uroce_rx *rx);
+/* Send QP's coalesced ACK if one is due (qp->lock held). */
 void uroce_resp_flush_ack(struct uroce_qp *qp);
+/* A receive burst starts: ACKs wait for its end (uroce_resp_flush_acks),
+ * one per QP for the highest PSN acknowledged. */
+void uroce_resp_acks_begin(struct uroce_engine *eng);
+void uroce_resp_flush_acks(struct uroce_engine *eng);
 
 /* 24-bit PSN arithmetic (IBTA 9.7.2): a - b as a signed distance. */
 static inline int32_t psn_diff(uint32_t a, uint32_t b)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Engine <-> wire: one RoCEv2 packet through the UDP transport.  Sending:
+ * Engine <-> wire: RoCEv2 packets through the device's transport.  Sending:
  * the wire module writes the headers, the payload goes out from the
  * application's buffers (gather), the ICRC is computed for the IP/UDP
  * fields the kernel will write.  Receiving: parse, then check the ICRC
@@ -106,47 +106,136 @@ static void trace_macs(struct roce_net *net)
 	memcpy(net->dmac + 2, net->dst + 12, 4);
 }
 
-/* ---- send --------------------------------------------------------------- */
+/* ---- send ---------------------------------------------------------------- */
 
-int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+/* Packets queued by this thread: at most a transport burst. */
+#define TXQ_MAX 64
+static __thread struct {
+	struct uroce_engine *eng;
+	int depth;
+	unsigned int n;
+	struct uroce_txpkt pkts[TXQ_MAX];
+	struct uroce_path paths[TXQ_MAX];
+	uint8_t hdr[TXQ_MAX][64];
+	uint8_t tail[TXQ_MAX][8];
+	struct iovec iov[TXQ_MAX][UROCE_MAX_SGE + 2];
+} txq;
+
+int uroce_tx_flush(void)
+{
+	struct uroce_engine *eng = txq.eng;
+	unsigned int n = txq.n, done = 0;
+	int ret = 0;
+
+	txq.n = 0;
+	while (done < n) {
+		int r = eng->xport->ops->send(eng->xport, txq.pkts + done, n - done);
+
+		if (r <= 0) {
+			ret = r ? r : -EIO;
+			break;
+		}
+		for (int i = 0; i < r; i++)
+			uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[done + i].len);
+		uroce_count(eng, UROCE_STAT_TX_PACKETS, r);
+		done += r;
+	}
+	if (ret && uroce_debug)
+		fprintf(stderr, "uroce: %s: %u of %u packets not sent: %s\n", eng->devname, n - done,
+			n, strerror(-ret));
+	return ret;
+}
+
+void uroce_tx_begin(struct uroce_engine *eng)
+{
+	if (txq.n && txq.eng != eng)
+		uroce_tx_flush();
+	txq.eng = eng;
+	txq.depth++;
+}
+
+int uroce_tx_end(struct uroce_engine *eng)
+{
+	(void)eng;
+	if (txq.depth > 0 && --txq.depth > 0)
+		return 0;
+	return txq.n ? uroce_tx_flush() : 0;
+}
+
+static void path_of(struct uroce_path *p, const struct uroce_av *av, uint16_t sport)
+{
+	p->family = av->family;
+	memcpy(p->src, av->sgid.raw, 16);
+	memcpy(p->dst, av->dgid.raw, 16);
+	p->sport = sport;
+	p->dport = ROCE_UDP_PORT;
+	p->tclass = av->traffic_class;
+	p->hop_limit = av->hop_limit;
+	p->flow_label = av->flow_label;
+}
+
+/* Build the packet into the queue's next slot; trace it. */
+static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
 		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
-	uint8_t hdr[64], tail[4 + 4] = { 0 };
-	struct iovec iov[UROCE_MAX_SGE + 3];
+	unsigned int s;
 	uint32_t plen = 0, padlen, crc;
 	struct roce_net net;
-	int h, k = 0, ret;
+	struct iovec *iov;
+	int h, k = 0;
 
+	if (txq.n && (txq.eng != eng || txq.n == TXQ_MAX ||
+		      txq.n >= eng->xport->caps.max_burst))
+		uroce_tx_flush();
+	txq.eng = eng;
+	s = txq.n;
+	iov = txq.iov[s];
 	for (int i = 0; i < n; i++)
 		plen += payload[i].iov_len;
 	padlen = roce_padlen(plen);
-	h = roce_build(hdr, sizeof(hdr), pkt, plen);
+	h = roce_build(txq.hdr[s], sizeof(txq.hdr[s]), pkt, plen);
 	if (h < 0) {
 		fprintf(stderr, "uroce: internal error: no packet format for opcode 0x%02x\n",
 			pkt->opcode);
 		return -EINVAL;
 	}
 	roce_net_from_socket(&net, av->family, av->sgid.raw, av->dgid.raw, sport, ROCE_UDP_PORT);
-	crc = htole32(roce_icrc(&net, hdr, h, payload, n, padlen));
+	crc = htole32(roce_icrc(&net, txq.hdr[s], h, payload, n, padlen));
 	/* Pad bytes are zero; the ICRC follows them. */
-	memcpy(tail + padlen, &crc, 4);
-	iov[k++] = (struct iovec){ hdr, h };
+	memset(txq.tail[s], 0, sizeof(txq.tail[s]));
+	memcpy(txq.tail[s] + padlen, &crc, 4);
+	iov[k++] = (struct iovec){ txq.hdr[s], h };
 	for (int i = 0; i < n; i++)
 		iov[k++] = payload[i];
-	iov[k++] = (struct iovec){ tail, padlen + 4 };
-	ret = uroce_udp_send(eng, av, sport, iov, k);
-	if (ret && uroce_debug)
-		fprintf(stderr, "uroce: send of opcode 0x%02x psn %u failed: %s\n", pkt->opcode,
-			pkt->psn, strerror(-ret));
-	if (!ret) {
-		uroce_count(eng, UROCE_STAT_TX_PACKETS, 1);
-		uroce_count(eng, UROCE_STAT_TX_BYTES, h + plen + padlen + 4);
-		if (trace) {
-			trace_macs(&net);
-			roce_pcap_write(trace, &net, iov, k);
-		}
+	iov[k++] = (struct iovec){ txq.tail[s], padlen + 4 };
+	path_of(&txq.paths[s], av, sport);
+	txq.pkts[s] = (struct uroce_txpkt){
+		.path = &txq.paths[s], .iov = iov, .iovcnt = k, .len = h + plen + padlen + 4,
+	};
+	txq.n++;
+	if (trace) {
+		trace_macs(&net);
+		roce_pcap_write(trace, &net, iov, k);
 	}
-	return ret;
+	return 0;
+}
+
+int uroce_pkt_queue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+		    const struct roce_pkt *pkt, const struct iovec *payload, int n)
+{
+	int ret = enqueue(eng, av, sport, pkt, payload, n);
+
+	if (ret || txq.depth > 0)
+		return ret;
+	return uroce_tx_flush();
+}
+
+int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
+		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
+{
+	int ret = enqueue(eng, av, sport, pkt, payload, n);
+
+	return ret ? ret : uroce_tx_flush();
 }
 
 /* ---- receive ------------------------------------------------------------- */
@@ -157,7 +246,10 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	int r;
 
 	roce_net_from_socket(&net, rx->family, rx->src_ip, rx->dst_ip, rx->src_port, rx->dst_port);
-	net.id_unknown = true;
+	net.ip_id = rx->ip_id;
+	net.id_unknown = !rx->ip_id_exact;
+	if (rx->ip_id_exact)
+		net.df = rx->df;
 	r = roce_parse(rx->buf, rx->len, p);
 	if (r == ROCE_OK)
 		r = roce_icrc_check(&net, rx->buf, rx->len);

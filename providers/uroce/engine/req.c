@@ -90,6 +90,8 @@ static void local_error(struct uroce_qp *qp, struct uroce_send_wqe *w, enum ibv_
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
+	/* What earlier WQEs queued leaves before any WQE completes. */
+	uroce_tx_flush();
 	/* Earlier WQEs still wait for their ACKs; they flush with the rest.
 	 * The failing WQE reports its own status (IBTA 10.8.3.1). */
 	while (qp->sq.cons != qe->sq_next) {
@@ -127,11 +129,11 @@ static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct roce_
 			iov[0].iov_len = len;
 			n = 1;
 		}
-		return uroce_pkt_send(qe->eng, av, qp->udp_sport, p, iov, n);
+		return uroce_pkt_queue(qe->eng, av, qp->udp_sport, p, iov, n);
 	}
 	uroce_mem_lock(qp);
 	n = uroce_mem_local(qp, wqe_sges(w), w->num_sge, off, len, 0, iov, UROCE_MAX_SGE);
-	ret = n < 0 ? n : uroce_pkt_send(qe->eng, av, qp->udp_sport, p, iov, n);
+	ret = n < 0 ? n : uroce_pkt_queue(qe->eng, av, qp->udp_sport, p, iov, n);
 	uroce_mem_unlock(qp);
 	return ret;
 }
@@ -237,7 +239,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		p.dma_len = (uint32_t)len;
 		p.psn = qe->cur_psn;
 		p.ackreq = true;
-		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
+		uroce_pkt_queue(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
 		qe->cur_psn = psn_add(qe->cur_psn, uroce_npkts(qe, len));
 		qe->cur_off += len;
 		if (qe->cur_off < w->length)
@@ -255,7 +257,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 		p.compare = w->compare_add;
 		p.psn = qe->cur_psn;
 		p.ackreq = true;
-		uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
+		uroce_pkt_queue(qe->eng, &qp->av, qp->udp_sport, &p, NULL, 0);
 		qe->cur_psn = psn_add(qe->cur_psn, 1);
 		w->last_psn = p.psn;
 		return 1;
@@ -279,14 +281,21 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	}
 }
 
+/* Send what the send queue allows.  The packets leave in as few transport
+ * calls as possible: queued while the MR lock keeps their payloads, sent
+ * before it is dropped; UD/UC WQEs complete once their packets are out. */
 void uroce_req_progress(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
 	bool sent_any = false;
+	uint32_t sent_from;
 
 	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
+	sent_from = qe->sq_next;
+	uroce_mem_lock(qp);
+	uroce_tx_begin(qe->eng);
 	while (qe->sq_next != qp->sq.prod) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
 		int done;
@@ -305,22 +314,41 @@ void uroce_req_progress(struct uroce_qp *qp)
 		}
 		if (type == IBV_QPT_RC && unacked(qe) >= UROCE_WINDOW_PKTS)
 			break;
-		done = send_some(qp, w);
+		if (uroce_is_local_op(w->opcode)) {
+			/* A bind or invalidate takes the MR table for writing. */
+			uroce_tx_flush();
+			uroce_mem_unlock(qp);
+			done = send_some(qp, w);
+			uroce_mem_lock(qp);
+		} else {
+			done = send_some(qp, w);
+		}
 		if (done < 0)
-			return;
+			break;
 		sent_any = true;
 		if (!done)
 			continue;
 		w->state = UROCE_WQE_SENT;
 		qe->sq_next++;
 		qe->cur_off = 0;
-		/* Unreliable transports complete a WQE once it is on the wire;
-		 * a local operation at the head of the queue, at once (behind
-		 * others, the ACK that completes them completes it). */
-		if (type != IBV_QPT_RC || (uroce_is_local_op(w->opcode) &&
-					   ring_slot(&qp->sq, qp->sq.cons) == w))
+		/* A local operation at the head of an RC queue completes at
+		 * once (behind others, the ACK that completes them completes it). */
+		if (type == IBV_QPT_RC && uroce_is_local_op(w->opcode) &&
+		    ring_slot(&qp->sq, qp->sq.cons) == w)
 			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
 	}
+	uroce_tx_flush();
+	uroce_tx_end(qe->eng);
+	uroce_mem_unlock(qp);
+	/* Unreliable transports complete a WQE once it is on the wire. */
+	if (type != IBV_QPT_RC)
+		for (uint32_t i = sent_from; i != qe->sq_next && ring_used(&qp->sq); i++) {
+			struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
+
+			if (w->state != UROCE_WQE_SENT)
+				break;
+			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
+		}
 	if (sent_any && type == IBV_QPT_RC && !qe->deadline_ns)
 		uroce_req_restart_timer(qp);
 }

@@ -22,9 +22,9 @@ static struct uroce_engine *eng_of(struct uroce_qp *qp)
 
 /* ---- sending ACKs and responses --------------------------------------------- */
 
-static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
-		      uint8_t syndrome, const struct iovec *payload, int n,
-		      bool first, bool last, uint64_t orig)
+static void send_aeth_msn(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
+			  uint8_t syndrome, const struct iovec *payload, int n,
+			  bool first, bool last, uint64_t orig, uint32_t msn)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	struct roce_pkt p = {
@@ -33,17 +33,90 @@ static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
 		.dqpn = qp->attr.dest_qp_num,
 		.psn = psn,
 		.syndrome = syndrome,
-		.msn = qe->msn & 0xffffff,
+		.msn = msn & 0xffffff,
 		.orig = orig,
 	};
 
 	p.opcode = uroce_pkt_opcode(IBV_QPT_RC, kind, first, last, false, false);
-	uroce_pkt_send(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
+	uroce_pkt_queue(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
+}
+
+void uroce_resp_flush_ack(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (!qe || !qe->ack_due)
+		return;
+	qe->ack_due = false;
+	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+		return;
+	send_aeth_msn(qp, ROCE_K_ACK, qe->ack_psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
+		      NULL, 0, true, true, 0, qe->ack_msn);
+}
+
+/* Every response of a QP leaves after the ACK it has due: the requester
+ * sees PSNs acknowledged in order. */
+static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
+		      uint8_t syndrome, const struct iovec *payload, int n,
+		      bool first, bool last, uint64_t orig)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	uroce_resp_flush_ack(qp);
+	send_aeth_msn(qp, kind, psn, syndrome, payload, n, first, last, orig, qe->msn);
+}
+
+/* ---- coalesced ACKs (IBTA 9.7.5.1.1: an ACK acknowledges every PSN up to
+ * its own, so one ACK may answer many AckReq packets) ---------------------- */
+
+/* The QPs with an ACK due in the receive burst this thread dispatches. */
+#define ACKS_DUE_MAX 64
+static __thread struct {
+	struct uroce_engine *eng;   /* NULL: no burst open, ACKs leave at once */
+	unsigned int n;
+	uint32_t qpn[ACKS_DUE_MAX];
+} acks;
+
+void uroce_resp_acks_begin(struct uroce_engine *eng)
+{
+	acks.eng = eng;
+	acks.n = 0;
+}
+
+void uroce_resp_flush_acks(struct uroce_engine *eng)
+{
+	for (unsigned int i = 0; i < acks.n; i++) {
+		struct uroce_qp *qp = NULL;
+
+		pthread_rwlock_rdlock(&eng->qps_lock);
+		if (acks.qpn[i] < UROCE_MAX_QP)
+			qp = eng->qps[acks.qpn[i]];
+		if (qp)
+			pthread_mutex_lock(&qp->lock);
+		pthread_rwlock_unlock(&eng->qps_lock);
+		if (!qp)
+			continue;
+		uroce_resp_flush_ack(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	acks.n = 0;
+	acks.eng = NULL;
 }
 
 static void ack(struct uroce_qp *qp, uint32_t psn)
 {
-	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0, true, true, 0);
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (acks.eng != qe->eng || (!qe->ack_due && acks.n == ACKS_DUE_MAX)) {
+		send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0,
+			  true, true, 0);
+		return;
+	}
+	if (!qe->ack_due)
+		acks.qpn[acks.n++] = qp->vqp.qp.qp_num;
+	qe->ack_due = true;
+	qe->ack_psn = psn;
+	qe->ack_msn = qe->msn;
 }
 
 static void nak(struct uroce_qp *qp, uint32_t psn, uint8_t code)
@@ -297,6 +370,7 @@ static void do_read(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		send_aeth(qp, ROCE_K_READ_RESP, psn_add(pkt->psn, i),
 			  ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, &iov, len ? 1 : 0, first, last, 0);
 	}
+	uroce_tx_flush();   /* the payloads point into the MR */
 	uroce_mem_unlock(qp);
 }
 

@@ -122,6 +122,24 @@ static uint32_t field_delta(uint16_t v, uLong op)
 	return crc32_combine_op(crc(0, b, 2) ^ crc(0, zero, 2), 0, op);
 }
 
+/* Bytes the CRC covers after the IPv4 ID field of a packet of LEN bytes
+ * (BTH ... ICRC): the rest of the IP header (offset 6 on), UDP, BTH ...
+ * before the ICRC. */
+static uint32_t after_id(uint32_t len)
+{
+	return 20 - 6 + sizeof(struct roce_udp) + len - ROCE_ICRC_LEN;
+}
+
+uint64_t roce_icrc_id_map(uint32_t len)
+{
+	return crc32_combine_gen(after_id(len < ROCE_ICRC_LEN ? ROCE_ICRC_LEN : len));
+}
+
+uint32_t roce_icrc_id_delta(uint64_t map, uint16_t id_xor)
+{
+	return id_xor ? field_delta(id_xor, (uLong)map) : 0;
+}
+
 enum { ID_BITS = 16, UNKNOWNS = ID_BITS + 1 };
 
 /* Solve D = sum of x_k * F[k] over GF(2); the x bits, or -1. */
@@ -164,10 +182,9 @@ int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len)
 	len -= ROCE_ICRC_LEN;
 	memcpy(&want, buf + len, 4);
 	want = le32toh(want);
-	got = crc_packet(net, unknown ? 0 : net->ip_id, unknown ? true : net->df, buf, len);
+	got = crc_packet(net, net->ip_id, unknown ? true : net->df, buf, len);
 	if (got == want) {
 		if (unknown) {
-			net->ip_id = 0;
 			net->df = true;
 			net->id_unknown = false;
 		}

@@ -184,10 +184,20 @@ uint32_t roce_write_outer(uint8_t *buf, uint32_t cap, const struct roce_net *net
 uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrlen,
 		   const struct iovec *payload, int n, uint32_t padlen);
 
+/* What changing the IPv4 ID does to the ICRC: the CRC is affine in the ID
+ * bits, so a change of the ID by ID_XOR changes the ICRC (as a number,
+ * before it is stored little-endian) by roce_icrc_id_delta(MAP, ID_XOR),
+ * where MAP = roce_icrc_id_map(LEN) for packets of LEN bytes (BTH ...
+ * ICRC).  Lets a transport whose segmentation offload numbers the
+ * segments (GSO gives segment k ID k) correct packets built for ID 0. */
+uint64_t roce_icrc_id_map(uint32_t len);
+uint32_t roce_icrc_id_delta(uint64_t map, uint16_t id_xor);
+
 /* Check the ICRC of BUF[LEN] (BTH ... ICRC) received with NET's fields.
  * When NET->id_unknown (IPv4 through a UDP socket, which does not reveal
  * the IP ID or DF), accept if some ID/DF makes the ICRC right and store
- * them in NET.  0 or ROCE_E_ICRC. */
+ * them in NET; NET->ip_id with DF is tried first (the likeliest ID, 0 from
+ * uroce senders, a segment index in a coalesced datagram).  0 or ROCE_E_ICRC. */
 int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len);
 
 /* Fill NET's outer fields the way Linux sends a UDP datagram from an

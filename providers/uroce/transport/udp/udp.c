@@ -20,35 +20,22 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "engine.h"
+#include <uroce/stats.h>
 
-#define ROCE_PORT 4791
-#define RX_BATCH 32
+#include "udp.h"
+
 #define SOCK_BUF (32 << 20)
 
-struct fwd_hdr {
-	uint8_t family;
-	uint8_t tos;
-	uint16_t src_port;
-	uint16_t dst_port;
-	uint16_t ttl;                /* FWD_TTL | TTL; 0 from builds before it */
-	uint8_t src_ip[16];
-	uint8_t dst_ip[16];
-};
-#define FWD_TTL 0x100
-#ifndef IPV6_FLOWINFO
-#define IPV6_FLOWINFO 11   /* linux/in6.h: receive the flow label as a cmsg */
-#endif
+extern const struct uroce_xport_ops uroce_udp_ops;
 
-/* What a packet's IP header said where the socket cannot tell: the values
- * every uroce and rxe sender writes unless told otherwise. */
-enum { DEFAULT_TTL = 64 };
 
 static void big_buffers(int fd)
 {
@@ -90,7 +77,8 @@ socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 	return sizeof(*s6);
 }
 
-static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex)
+/* A socket bound to (IP16, PORT); GRO: it takes coalesced datagrams. */
+static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex, bool gro)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
@@ -111,6 +99,8 @@ static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifin
 		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	}
+	if (gro)
+		setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
 	big_buffers(fd);
 	if (bind(fd, (struct sockaddr *)&ss, sl)) {
 		int err = -errno;
@@ -156,99 +146,151 @@ static long bound_uid(int family, const uint8_t *ip16, uint16_t port)
  * sockets of one effective uid, so the processes of two users cannot share
  * a device's address (docs/security.md).  Say so once, in one line.
  */
-static int addr_in_use(struct uroce_engine *eng, int family, const uint8_t *ip16)
+static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
 {
 	char addr[INET6_ADDRSTRLEN] = "?";
-	long uid = bound_uid(family, ip16, ROCE_PORT);
+	long uid = bound_uid(family, ip16, UROCE_XPORT_ROCE_PORT);
 
 	inet_ntop(family, family == AF_INET ? ip16 + 12 : ip16, addr, sizeof(addr));
 	if (uid >= 0 && uid != (long)geteuid())
 		fprintf(stderr, "uroce: %s: %s port %d is in use by processes of uid %ld; "
 			"processes of different users cannot share a device address "
-			"(see uroce's docs/security.md)\n", eng->devname, addr, ROCE_PORT, uid);
+			"(see uroce's docs/security.md)\n", u->devname, addr, UROCE_XPORT_ROCE_PORT, uid);
 	else
 		fprintf(stderr, "uroce: %s: %s port %d is in use by a socket uroce cannot "
-			"share (another user's, or not SO_REUSEPORT)\n", eng->devname, addr, ROCE_PORT);
+			"share (another user's, or not SO_REUSEPORT)\n", u->devname, addr,
+			UROCE_XPORT_ROCE_PORT);
 	return -EADDRINUSE;
 }
 
-int uroce_udp_open(struct uroce_engine *eng)
+/* UROCE_GSO / UROCE_GRO: "0" switches the offload off (default on). */
+static bool env_on(const char *name)
 {
+	const char *v = getenv(name);
+
+	return !v || !*v || *v != '0';
+}
+
+static void udp_close(struct uroce_xport *x)
+{
+	struct udp_xport *u = to_udp(x);
+
+	for (int i = 0; i < u->n_rx; i++)
+		close(u->rx_addr[i].fd);
+	for (uint32_t q = 0; u->conns && q < UDP_MAX_CONN; q++)
+		if (u->conns[q].fd > 0)
+			close(u->conns[q].fd);
+	if (u->fwd_fd >= 0)
+		close(u->fwd_fd);
+	for (int i = 0; i < u->n_tx; i++)
+		close(u->tx[i].fd);
+	if (x->fd >= 0)
+		close(x->fd);
+	udp_rx_fini(u);
+	pthread_mutex_destroy(&u->conn_lock);
+	pthread_mutex_destroy(&u->tx_lock);
+	free(u->conns);
+	free(u);
+}
+
+static int epoll_add(struct udp_xport *u, int fd, uint64_t idx)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = idx };
+
+	return epoll_ctl(u->x.fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
+{
+	struct udp_xport *u = calloc(1, sizeof(*u));
 	struct uroce_netdev nd;
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int ret;
 
-	ret = uroce_netdev_query(eng->netdev, &nd);
+	if (!u)
+		return -ENOMEM;
+	u->x.ops = &uroce_udp_ops;
+	u->x.fd = u->fwd_fd = -1;
+	snprintf(u->devname, sizeof(u->devname), "%s", conf->devname);
+	snprintf(u->netdev, sizeof(u->netdev), "%s", conf->netdev);
+	u->counters = conf->counters;
+	u->gso = env_on("UROCE_GSO");
+	u->gro = env_on("UROCE_GRO");
+	pthread_mutex_init(&u->conn_lock, NULL);
+	pthread_mutex_init(&u->tx_lock, NULL);
+	u->conns = calloc(UDP_MAX_CONN, sizeof(*u->conns));
+	u->x.fd = epoll_create1(EPOLL_CLOEXEC);
+	ret = !u->conns ? -ENOMEM : u->x.fd < 0 ? -errno : udp_rx_init(u);
 	if (ret)
-		return ret;
-	for (int i = 0; i < nd.n_addrs && eng->n_rx < UROCE_GID_TBL_LEN; i++) {
+		goto fail;
+	ret = uroce_netdev_query(u->netdev, &nd);
+	if (ret)
+		goto fail;
+	u->ifindex = nd.ifindex;
+	for (int i = 0; i < nd.n_addrs && u->n_rx < UROCE_GID_TBL_LEN; i++) {
 		int family = gid_family(nd.addrs[i]);
-		int fd = bound_socket(family, nd.addrs[i], ROCE_PORT, nd.ifindex);
-		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = bound_socket(family, nd.addrs[i], UROCE_XPORT_ROCE_PORT, nd.ifindex, u->gro);
 
-		if (fd == -EADDRINUSE)
-			return addr_in_use(eng, family, nd.addrs[i]);
+		if (fd == -EADDRINUSE) {
+			ret = addr_in_use(u, family, nd.addrs[i]);
+			goto fail;
+		}
 		if (fd < 0)
 			continue; /* e.g. a tentative IPv6 address: not usable yet */
-		ev.data.u64 = eng->n_rx;
-		eng->rx_addr[eng->n_rx].fd = fd;
-		eng->rx_addr[eng->n_rx].family = family;
-		memcpy(eng->rx_addr[eng->n_rx].ip, nd.addrs[i], 16);
-		eng->rx_fds[eng->n_rx++] = fd;
-		epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
+		u->rx_addr[u->n_rx].fd = fd;
+		u->rx_addr[u->n_rx].family = family;
+		memcpy(u->rx_addr[u->n_rx].ip, nd.addrs[i], 16);
+		epoll_add(u, fd, u->n_rx++);
 	}
-	if (eng->n_rx == 0)
-		return -EADDRNOTAVAIL;
+	ret = -EADDRNOTAVAIL;
+	if (u->n_rx == 0)
+		goto fail;
 
 	/* The forwarding socket: the first address, any port. */
-	eng->fwd_fd = bound_socket(eng->rx_addr[0].family, eng->rx_addr[0].ip, 0, nd.ifindex);
-	if (eng->fwd_fd < 0)
-		return eng->fwd_fd;
+	u->fwd_fd = bound_socket(u->rx_addr[0].family, u->rx_addr[0].ip, 0, nd.ifindex, false);
+	ret = u->fwd_fd;
+	if (ret < 0)
+		goto fail;
 	sl = sizeof(ss);
-	if (getsockname(eng->fwd_fd, (struct sockaddr *)&ss, &sl))
-		return -errno;
-	eng->fwd_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+	ret = -errno;
+	if (getsockname(u->fwd_fd, (struct sockaddr *)&ss, &sl))
+		goto fail;
+	u->x.fwd_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
 			      ((struct sockaddr_in6 *)&ss)->sin6_port);
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_GID_TBL_LEN };
-	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->fwd_fd, &ev);
+	epoll_add(u, u->fwd_fd, UDP_FWD_IDX);
+	u->x.caps = (struct uroce_xport_caps){
+		.max_burst = UDP_BURST,
+		.max_payload = nd.mtu - (u->rx_addr[0].family == AF_INET ? 20 : 40) - 8,
+		.tx_segmentation = u->gso,
+		.rx_coalescing = u->gro,
+	};
+	*out = &u->x;
 	return 0;
+fail:
+	udp_close(&u->x);
+	return ret;
 }
 
-void uroce_udp_close(struct uroce_engine *eng)
-{
-	for (int i = 0; i < eng->n_rx; i++)
-		close(eng->rx_fds[i]);
-	eng->n_rx = 0;
-	for (uint32_t q = 0; eng->conns && q < UROCE_MAX_QP; q++)
-		if (eng->conns[q].fd > 0)
-			close(eng->conns[q].fd);
-	if (eng->fwd_fd >= 0)
-		close(eng->fwd_fd);
-	for (int i = 0; i < eng->n_tx; i++)
-		close(eng->tx[i].fd);
-	eng->n_tx = 0;
-}
-
-/* The socket packets from (ip, port) leave through; created on first use. */
-static int tx_socket(struct uroce_engine *eng, int family, const uint8_t *ip, uint16_t port)
+int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port)
 {
 	int fd = -1, pmtu;
 
-	pthread_mutex_lock(&eng->tx_lock);
-	for (int i = 0; i < eng->n_tx; i++)
-		if (eng->tx[i].port == port && eng->tx[i].family == family &&
-		    !memcmp(eng->tx[i].ip, ip, 16)) {
-			fd = eng->tx[i].fd;
+	pthread_mutex_lock(&u->tx_lock);
+	for (int i = 0; i < u->n_tx; i++)
+		if (u->tx[i].port == port && u->tx[i].family == family &&
+		    !memcmp(u->tx[i].ip, ip, 16)) {
+			fd = u->tx[i].fd;
 			goto out;
 		}
-	if (eng->n_tx == (int)(sizeof(eng->tx) / sizeof(eng->tx[0]))) {
+	if (u->n_tx == (int)(sizeof(u->tx) / sizeof(u->tx[0]))) {
 		fd = -EMFILE;
 		goto out;
 	}
-	fd = bound_socket(family, ip, port, if_nametoindex(eng->netdev));
+	fd = bound_socket(family, ip, port, u->ifindex, false);
 	if (fd < 0)
 		goto out;
+	/* DF, and (unconnected) IPv4 ID 0: what the ICRC was computed for. */
 	if (family == AF_INET) {
 		pmtu = IP_PMTUDISC_DO;
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
@@ -256,38 +298,21 @@ static int tx_socket(struct uroce_engine *eng, int family, const uint8_t *ip, ui
 		pmtu = IPV6_PMTUDISC_DO;
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	}
-	eng->tx[eng->n_tx].family = family;
-	eng->tx[eng->n_tx].port = port;
-	memcpy(eng->tx[eng->n_tx].ip, ip, 16);
-	eng->tx[eng->n_tx++].fd = fd;
+	u->tx[u->n_tx].family = family;
+	u->tx[u->n_tx].port = port;
+	memcpy(u->tx[u->n_tx].ip, ip, 16);
+	u->tx[u->n_tx++].fd = fd;
 out:
-	pthread_mutex_unlock(&eng->tx_lock);
+	pthread_mutex_unlock(&u->tx_lock);
 	return fd;
 }
 
-int uroce_udp_send(struct uroce_engine *eng, const struct uroce_av *av,
-		   uint16_t sport, const struct iovec *iov, int iovcnt)
+static int udp_forward(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx)
 {
-	int fd = tx_socket(eng, av->family, av->sgid.raw, sport);
-	struct msghdr msg = {
-		.msg_name = (void *)&av->dst,
-		.msg_namelen = av->family == AF_INET ? sizeof(av->dst.in4) : sizeof(av->dst.in6),
-		.msg_iov = (struct iovec *)iov,
-		.msg_iovlen = iovcnt,
-	};
-	ssize_t n;
-
-	if (fd < 0)
-		return fd;
-	n = sendmsg(fd, &msg, 0);
-	return n < 0 ? -errno : 0;
-}
-
-int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx)
-{
-	struct fwd_hdr h = {
+	struct udp_xport *u = to_udp(x);
+	struct udp_fwd_hdr h = {
 		.family = rx->family, .src_port = rx->src_port, .dst_port = rx->dst_port,
-		.tos = rx->tos, .ttl = FWD_TTL | rx->ttl,
+		.tos = rx->tos, .ttl = UDP_FWD_TTL | rx->ttl,
 	};
 	struct iovec iov[2] = { { &h, sizeof(h) }, { rx->buf, rx->len } };
 	struct sockaddr_storage to;
@@ -297,180 +322,72 @@ int uroce_udp_forward(struct uroce_engine *eng, uint16_t port, const struct uroc
 		return -ENOENT;
 	memcpy(h.src_ip, rx->src_ip, 16);
 	memcpy(h.dst_ip, rx->dst_ip, 16);
-	msg.msg_namelen = uroce_udp_sockaddr(eng->rx_addr[0].family, eng->rx_addr[0].ip, port,
-					if_nametoindex(eng->netdev), &to);
-	return sendmsg(eng->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
+	msg.msg_namelen = uroce_udp_sockaddr(u->rx_addr[0].family, u->rx_addr[0].ip, port,
+					     u->ifindex, &to);
+	return sendmsg(u->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
-static void sockaddr_to_rx(const struct sockaddr_storage *ss, struct uroce_rx *rx)
+static void unsteer_locked(struct udp_xport *u, uint32_t qpn)
 {
-	memset(rx->src_ip, 0, 16);
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *s = (const void *)ss;
+	int fd = u->conns[qpn].fd;
 
-		rx->src_ip[10] = rx->src_ip[11] = 0xff;
-		memcpy(rx->src_ip + 12, &s->sin_addr, 4);
-		rx->src_port = ntohs(s->sin_port);
-	} else {
-		const struct sockaddr_in6 *s6 = (const void *)ss;
-
-		memcpy(rx->src_ip, &s6->sin6_addr, 16);
-		rx->src_port = ntohs(s6->sin6_port);
-	}
-}
-
-/* TOS/traffic class, TTL/hop limit and flow label from the control
- * messages recvmsg() filled in (the options set in bound_socket()). */
-static void cmsgs_to_rx(struct msghdr *mh, struct uroce_rx *rx)
-{
-	rx->tos = 0;
-	rx->ttl = DEFAULT_TTL;
-	rx->flow = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		int v = 0;
-		uint32_t fl;
-
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
-			rx->tos = *CMSG_DATA(c);
-		} else if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) {
-			memcpy(&v, CMSG_DATA(c), sizeof(v));
-			rx->ttl = v;
-		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
-			memcpy(&v, CMSG_DATA(c), sizeof(v));
-			rx->tos = v;
-		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT) {
-			memcpy(&v, CMSG_DATA(c), sizeof(v));
-			rx->ttl = v;
-		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_FLOWINFO) {
-			memcpy(&fl, CMSG_DATA(c), sizeof(fl));
-			rx->flow = ntohl(fl) & 0xfffff;
-		}
-	}
-}
-
-uint16_t uroce_udp_sport(uint32_t from_qpn, uint32_t to_qpn)
-{
-	uint32_t h = from_qpn * 0x9E3779B1u ^ to_qpn * 0x85EBCA6Bu;
-
-	h ^= h >> 15;
-	h *= 0x2C1B3C6Du;
-	h ^= h >> 12;
-	return 0xC000 | (h & 0x3fff); /* RoCEv2 source ports: 0xC000-0xFFFF (A17.3.1) */
-}
-
-int uroce_udp_connect(struct uroce_engine *eng, uint32_t qpn, int family,
-		      const uint8_t *local, const uint8_t *peer, uint16_t port)
-{
-	struct sockaddr_storage to;
-	int ifindex = if_nametoindex(eng->netdev);
-	socklen_t sl = uroce_udp_sockaddr(family, peer, port, ifindex, &to);
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = UROCE_CONN_BASE + qpn };
-	int fd;
-
-	if (qpn >= UROCE_MAX_QP)
-		return -EINVAL;
-	uroce_udp_disconnect(eng, qpn);
-	fd = bound_socket(family, local, ROCE_PORT, ifindex);
-	if (fd < 0)
-		return fd;
-	if (connect(fd, (struct sockaddr *)&to, sl)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	eng->conns[qpn].family = family;
-	memcpy(eng->conns[qpn].ip, local, 16);
-	eng->conns[qpn].fd = fd;
-	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev);
-	return 0;
-}
-
-void uroce_udp_disconnect(struct uroce_engine *eng, uint32_t qpn)
-{
-	int fd;
-
-	if (qpn >= UROCE_MAX_QP || eng->conns[qpn].fd <= 0)
+	if (fd <= 0)
 		return;
-	fd = eng->conns[qpn].fd;
-	eng->conns[qpn].fd = 0;
-	epoll_ctl(eng->epfd, EPOLL_CTL_DEL, fd, NULL);
+	u->conns[qpn].fd = 0;
+	epoll_ctl(u->x.fd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
 }
 
-void uroce_udp_poll(struct uroce_engine *eng, uint64_t idx)
+static void udp_unsteer(struct uroce_xport *x, uint32_t qpn)
 {
-	static __thread uint8_t bufs[RX_BATCH][UROCE_MAX_PKT + sizeof(struct fwd_hdr)];
-	static __thread uint8_t ctl[RX_BATCH][CMSG_SPACE(sizeof(int)) * 3];
-	struct sockaddr_storage from[RX_BATCH];
-	struct mmsghdr msgs[RX_BATCH];
-	struct iovec iov[RX_BATCH];
-	bool fwd = idx == UROCE_GID_TBL_LEN;
-	const struct uroce_rxsock *rs = NULL;
-	int fd = -1;
+	struct udp_xport *u = to_udp(x);
 
-	if (fwd)
-		fd = eng->fwd_fd;
-	else if (idx >= UROCE_CONN_BASE && idx - UROCE_CONN_BASE < UROCE_MAX_QP)
-		rs = &eng->conns[idx - UROCE_CONN_BASE];
-	else if (idx < (uint64_t)eng->n_rx)
-		rs = &eng->rx_addr[idx];
-	else
+	if (qpn >= UDP_MAX_CONN)
 		return;
-	if (rs) {
-		fd = rs->fd;
-		if (fd <= 0)
-			return;
-	}
-
-	for (int round = 0; round < 64; round++) {
-		int n;
-
-		for (int i = 0; i < RX_BATCH; i++) {
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = sizeof(bufs[i]);
-			memset(&msgs[i].msg_hdr, 0, sizeof(msgs[i].msg_hdr));
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_name = &from[i];
-			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			msgs[i].msg_hdr.msg_control = ctl[i];
-			msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
-		}
-		n = recvmmsg(fd, msgs, RX_BATCH, MSG_DONTWAIT, NULL);
-		if (n <= 0)
-			return; /* empty, or an ICMP error on a connected socket */
-		for (int i = 0; i < n; i++) {
-			struct uroce_rx rx = { .buf = bufs[i], .len = msgs[i].msg_len };
-
-			if (fwd) {
-				struct fwd_hdr h;
-
-				if (rx.len < sizeof(h))
-					continue;
-				memcpy(&h, bufs[i], sizeof(h));
-				rx.buf += sizeof(h);
-				rx.len -= sizeof(h);
-				rx.family = h.family;
-				rx.src_port = h.src_port;
-				rx.dst_port = h.dst_port;
-				memcpy(rx.src_ip, h.src_ip, 16);
-				memcpy(rx.dst_ip, h.dst_ip, 16);
-				rx.tos = h.tos;
-				rx.ttl = h.ttl & FWD_TTL ? h.ttl & 0xff : DEFAULT_TTL;
-				rx.flow = 0;   /* not passed on */
-				rx.forwarded = true;
-				uroce_count(eng, UROCE_STAT_FORWARDED_IN, 1);
-			} else {
-				sockaddr_to_rx(&from[i], &rx);
-				cmsgs_to_rx(&msgs[i].msg_hdr, &rx);
-				rx.family = rs->family;
-				memcpy(rx.dst_ip, rs->ip, 16);
-				rx.dst_port = ROCE_PORT;
-			}
-			uroce_engine_rx(eng, &rx);
-		}
-		if (n < RX_BATCH)
-			return;
-	}
+	pthread_mutex_lock(&u->conn_lock);
+	unsteer_locked(u, qpn);
+	pthread_mutex_unlock(&u->conn_lock);
 }
+
+/* A socket bound to (LOCAL, 4791) and connected to (PEER, PORT): the kernel
+ * prefers it to the SO_REUSEPORT group, so the connection's packets reach
+ * this process directly. */
+static int udp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
+		     const uint8_t *peer, uint16_t port)
+{
+	struct udp_xport *u = to_udp(x);
+	struct sockaddr_storage to;
+	socklen_t sl = uroce_udp_sockaddr(family, peer, port, u->ifindex, &to);
+	int fd;
+
+	if (qpn >= UDP_MAX_CONN)
+		return -EINVAL;
+	pthread_mutex_lock(&u->conn_lock);
+	unsteer_locked(u, qpn);
+	fd = bound_socket(family, local, UROCE_XPORT_ROCE_PORT, u->ifindex, u->gro);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sl)) {
+		int err = -errno;
+
+		close(fd);
+		fd = err;
+	}
+	if (fd >= 0) {
+		u->conns[qpn].family = family;
+		memcpy(u->conns[qpn].ip, local, 16);
+		u->conns[qpn].fd = fd;
+		epoll_add(u, fd, UDP_CONN_BASE + qpn);
+	}
+	pthread_mutex_unlock(&u->conn_lock);
+	return fd < 0 ? fd : 0;
+}
+
+const struct uroce_xport_ops uroce_udp_ops = {
+	.name = "udp",
+	.open = udp_open,
+	.close = udp_close,
+	.send = udp_send,
+	.recv = udp_recv,
+	.forward = udp_forward,
+	.steer = udp_steer,
+	.unsteer = udp_unsteer,
+};

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The udp transport's own state, shared by its three files: udp.c (sockets,
+ * open/close, steering, forwarding), udp_tx.c (send: GSO and sendmmsg),
+ * udp_rx.c (receive: recvmmsg and GRO).
+ */
+#ifndef UROCE_UDP_H
+#define UROCE_UDP_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "netdev.h"
+#include "transport.h"
+
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO 11   /* linux/in6.h: receive the flow label as a cmsg */
+#endif
+
+#define UDP_MAX_CONN 65536          /* QPNs that can be steered (the QPN table's size) */
+#define UDP_FWD_IDX UROCE_GID_TBL_LEN   /* epoll data of the forwarding socket */
+#define UDP_CONN_BASE 64                /* epoll data of QPN q's socket: BASE + q */
+#define UDP_BURST 64                /* caps.max_burst */
+
+/* What a forwarded packet carries ahead of it (the forwarding socket). */
+struct udp_fwd_hdr {
+	uint8_t family;
+	uint8_t tos;
+	uint16_t src_port;
+	uint16_t dst_port;
+	uint16_t ttl;                /* FWD_TTL | TTL; 0 from builds before it */
+	uint8_t src_ip[16];
+	uint8_t dst_ip[16];
+};
+#define UDP_FWD_TTL 0x100
+
+struct udp_sock {
+	int fd;
+	int family;
+	uint8_t ip[16];
+	uint16_t port;               /* tx sockets: the source port */
+};
+
+struct udp_rxstate;
+
+struct udp_xport {
+	struct uroce_xport x;        /* first: what the engine sees */
+	char devname[64];
+	char netdev[IF_NAMESIZE];
+	int ifindex;
+	uint64_t *counters;
+	bool gso, gro;               /* UROCE_GSO / UROCE_GRO, and what the kernel allows */
+
+	struct udp_sock rx_addr[UROCE_GID_TBL_LEN];  /* bound ADDR:4791 */
+	int n_rx;
+	pthread_mutex_t conn_lock;   /* steer/unsteer against recv */
+	struct udp_sock *conns;      /* per QPN, connected to the peer */
+	int fwd_fd;                  /* packets other processes pass on to us */
+
+	pthread_mutex_t tx_lock;
+	struct udp_sock tx[64];      /* bound (source address, source port) */
+	int n_tx;
+
+	struct udp_rxstate *rx;      /* udp_rx.c */
+};
+
+static inline struct udp_xport *to_udp(struct uroce_xport *x)
+{
+	return (struct udp_xport *)x;
+}
+
+/* udp.c */
+/* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY; the
+ * scope of a link-local IPv6 address is IFINDEX.  Pure: safe after fork. */
+socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
+			     int ifindex, struct sockaddr_storage *ss);
+/* The socket packets from (FAMILY, IP, PORT) leave through; made on first use. */
+int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
+
+/* udp_tx.c */
+int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n);
+
+/* udp_rx.c */
+int udp_rx_init(struct udp_xport *u);
+void udp_rx_fini(struct udp_xport *u);
+int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max);
+
+#endif

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The udp transport's send path: a burst of packets in as few system calls
+ * as the kernel allows.
+ *
+ * - A run of packets to one path (same source socket, destination, fields),
+ *   all of one size but the last, which may be shorter, becomes one
+ *   datagram with UDP_SEGMENT (GSO): the kernel cuts it into one UDP
+ *   datagram per packet.  Each segment is a whole RoCE packet.
+ * - The runs that leave through one source socket go in one sendmmsg.
+ *
+ * The IPv4 ID: Linux writes ID 0 on a DF datagram from an unconnected
+ * socket and numbers GSO segments on from it, so segment k carries ID k.
+ * The engine computed every ICRC for ID 0; segment k's is corrected here
+ * (the CRC is affine in the ID bits: wire/icrc.c).  IPv6 has no ID.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+
+#include "udp.h"
+#include "wire.h"
+
+/* GSO bounds: segments per datagram (the kernel's UDP_MAX_SEGMENTS is 64
+ * or 128) and the bytes of one UDP datagram. */
+#define GSO_MAX_SEGS 64
+#define GSO_MAX_BYTES 65000
+
+/* The messages of one sendmmsg, per thread (send runs on many threads). */
+static __thread struct {
+	struct mmsghdr msgs[UDP_BURST];
+	struct sockaddr_storage to[UDP_BURST];
+	union {
+		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} ctl[UDP_BURST];
+	unsigned int npkts[UDP_BURST];          /* packets in each message */
+	struct iovec iov[UDP_BURST * (UROCE_XPORT_MAX_IOV + 1)];
+	uint32_t icrc[UDP_BURST];               /* corrected ICRCs, little-endian */
+} tb;
+
+static bool same_path(const struct uroce_path *a, const struct uroce_path *b)
+{
+	return a == b ||
+	       (a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
+		a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
+		a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
+		!memcmp(a->dst, b->dst, 16));
+}
+
+static bool same_socket(const struct uroce_path *a, const struct uroce_path *b)
+{
+	return a == b || (a->family == b->family && a->sport == b->sport &&
+			  !memcmp(a->src, b->src, 16));
+}
+
+/* How many packets from PKTS[0..N) one GSO datagram can carry. */
+static unsigned int run_length(struct udp_xport *u, const struct uroce_txpkt *pkts,
+			       unsigned int n, unsigned int iov_room)
+{
+	uint32_t seg = pkts[0].len, bytes = seg;
+	unsigned int k = 1, iovs = pkts[0].iovcnt;
+
+	if (!__atomic_load_n(&u->gso, __ATOMIC_RELAXED) || seg > u->x.caps.max_payload)
+		return 1;
+	while (k < n && k < GSO_MAX_SEGS && same_path(pkts[k].path, pkts[0].path) &&
+	       pkts[k].len <= seg && bytes + pkts[k].len <= GSO_MAX_BYTES &&
+	       iovs + pkts[k].iovcnt + 1 <= iov_room) {
+		bytes += pkts[k].len;
+		iovs += pkts[k].iovcnt + 1;
+		if (pkts[k++].len < seg)
+			break;      /* only the last segment may be shorter */
+	}
+	return k;
+}
+
+/* Append packet P, segment K of its datagram, to IOV; returns the iovecs used. */
+static unsigned int put_segment(const struct uroce_txpkt *p, unsigned int k, uint64_t map,
+				struct iovec *iov, uint32_t *icrc)
+{
+	unsigned int c = p->iovcnt;
+	struct iovec last;
+	uint32_t crc;
+
+	memcpy(iov, p->iov, c * sizeof(*iov));
+	if (k == 0 || p->path->family != AF_INET)
+		return c;
+	/* The ICRC is the last 4 bytes of the last iovec (transport.h). */
+	last = iov[c - 1];
+	memcpy(&crc, (uint8_t *)last.iov_base + last.iov_len - 4, 4);
+	*icrc = htole32(le32toh(crc) ^ roce_icrc_id_delta(map, (uint16_t)k));
+	iov[c - 1].iov_len -= 4;
+	if (!iov[c - 1].iov_len)
+		c--;
+	iov[c] = (struct iovec){ icrc, 4 };
+	return c + 1;
+}
+
+/* Message M of tb: packets PKTS[0..RUN) as one datagram, their iovecs
+ * from IOV on, corrected ICRCs in ICRC[0..RUN).  Returns the iovecs used. */
+static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct uroce_txpkt *pkts,
+			      unsigned int run, struct iovec *iov, uint32_t *icrc)
+{
+	const struct uroce_path *path = pkts[0].path;
+	struct msghdr *h = &tb.msgs[m].msg_hdr;
+	unsigned int used = 0;
+	uint64_t map = 0, last_map = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->msg_name = &tb.to[m];
+	h->msg_namelen = uroce_udp_sockaddr(path->family, path->dst, path->dport, u->ifindex,
+					    &tb.to[m]);
+	tb.npkts[m] = run;
+	if (run == 1) {
+		h->msg_iov = (struct iovec *)pkts[0].iov;
+		h->msg_iovlen = pkts[0].iovcnt;
+		return 0;
+	}
+	if (path->family == AF_INET) {
+		map = roce_icrc_id_map(pkts[0].len);
+		last_map = pkts[run - 1].len == pkts[0].len ? map : roce_icrc_id_map(pkts[run - 1].len);
+	}
+	for (unsigned int k = 0; k < run; k++)
+		used += put_segment(&pkts[k], k, k == run - 1 ? last_map : map, iov + used, &icrc[k]);
+	h->msg_iov = iov;
+	h->msg_iovlen = used;
+	/* UDP_SEGMENT: cut at the first packet's size (IBTA: each a whole packet). */
+	struct cmsghdr *c;
+	h->msg_control = tb.ctl[m].buf;
+	h->msg_controllen = sizeof(tb.ctl[m].buf);
+	c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	uint16_t seg = (uint16_t)pkts[0].len;
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	return used;
+}
+
+/* GSO refused by this path (no checksum offload, segment beyond the MTU):
+ * send without it from now on. */
+static bool gso_refused(struct udp_xport *u, int err, unsigned int m)
+{
+	bool had_gso = false;
+
+	for (unsigned int i = 0; i < m; i++)
+		had_gso |= tb.npkts[i] > 1;
+	if (!had_gso || (err != -EIO && err != -EINVAL && err != -EMSGSIZE && err != -ENOTSUP))
+		return false;
+	__atomic_store_n(&u->gso, false, __ATOMIC_RELAXED);
+	return true;
+}
+
+int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
+{
+	struct udp_xport *u = to_udp(x);
+	unsigned int sent = 0;
+
+	if (n > UDP_BURST)
+		n = UDP_BURST;
+	while (sent < n) {
+		const struct uroce_path *p0 = pkts[sent].path;
+		int fd = udp_tx_socket(u, p0->family, p0->src, p0->sport), r;
+		unsigned int m = 0, i = sent, iovs = 0;
+
+		if (fd < 0)
+			return sent ? (int)sent : fd;
+		/* The datagrams that leave through this socket. */
+		while (i < n && same_socket(pkts[i].path, p0)) {
+			unsigned int room = sizeof(tb.iov) / sizeof(tb.iov[0]) - iovs;
+			unsigned int run = run_length(u, pkts + i, n - i, room);
+
+			iovs += build_msg(u, m++, pkts + i, run, tb.iov + iovs, tb.icrc + i);
+			i += run;
+		}
+		if (m == 1)
+			r = sendmsg(fd, &tb.msgs[0].msg_hdr, 0) < 0 ? -1 : 1;
+		else
+			r = sendmmsg(fd, tb.msgs, m, 0);
+		if (r < 0) {
+			int err = -errno;
+
+			if (gso_refused(u, err, m))
+				continue;   /* again, one datagram per packet */
+			return sent ? (int)sent : err;
+		}
+		for (int k = 0; k < r; k++)
+			sent += tb.npkts[k];
+		if ((unsigned int)r < m)
+			return (int)sent;
+	}
+	return (int)sent;
+}

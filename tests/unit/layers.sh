@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The layers of providers/uroce point one way (docs/design.md):
+#   verbs -> cm -> engine -> transport -> device -> wire
+# Every #include "X" of a file in one layer folder must name a header of its
+# own layer or of a lower one; an include of a higher layer's header fails.
+# Also: no engine file calls the UDP transport's functions (uroce_udp_*).
+set -u
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}/providers/uroce
+cd "$root" || exit 1
+rank() {
+	case $1 in
+	verbs/*) echo 5 ;; cm/*) echo 4 ;; engine/*) echo 3 ;;
+	transport/*) echo 2 ;; device/*) echo 1 ;; wire/*) echo 0 ;; *) echo -1 ;;
+	esac
+}
+declare -A where
+for f in $(find verbs cm engine transport device wire -name '*.h'); do
+	b=$(basename "$f")
+	[ -n "${where[$b]:-}" ] && { echo "layers: $b exists twice (${where[$b]}, $f)"; exit 1; }
+	where[$b]=$f
+done
+bad=0
+for f in $(find verbs cm engine transport device wire -name '*.[ch]'); do
+	from=$(rank "$f")
+	while read -r inc; do
+		h=${where[$(basename "$inc")]:-}
+		[ -z "$h" ] && continue   # generated (provider_version.h) or system
+		to=$(rank "$h")
+		if [ "$to" -gt "$from" ]; then
+			echo "layers: $f includes $h: upward (${f%%/*} -> ${h%%/*})"
+			bad=1
+		fi
+	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+done
+if grep -n 'uroce_udp_[a-z_]*[[:space:]]*(' engine/*.c engine/*.h; then
+	echo "layers: the engine calls the UDP transport directly (above)"
+	bad=1
+fi
+[ $bad = 0 ] && echo "layers: every include points down; the engine calls no uroce_udp_*"
+exit $bad
