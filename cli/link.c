@@ -137,9 +137,6 @@ static int link_add(int argc, char **argv)
 	if (!uroce_name_valid(name))
 		return fail("invalid device name \"%s\" (letters, digits, '_', '.', '-'; at most %d)",
 			    name, UROCE_NAME_MAX - 1);
-	if (rec.transport == UROCE_TRANSPORT_XDP)
-		return fail("transport xdp: the AF_XDP transport is built (docs/xdp.md) but the "
-			    "engine does not select transports yet; use transport udp");
 	if (need_root("link add"))
 		return 1;
 	ret = uroce_netdev_query(netdev, &nd);
