@@ -12,6 +12,7 @@
  *   xdp_probe udpsend SRC DST QPN COUNT SIZE       kernel UDP socket (ID 0, DF)
  *   xdp_probe udprecv ADDR COUNT SECONDS           kernel UDP socket on ADDR:4791
  *   xdp_probe hold IFACE                           attach, say "ready", wait
+ *   xdp_probe attach IFACE                         the program only (no socket), wait
  *   xdp_probe remove IFACE                         detach uroce's XDP program
  *
  * The transport table of this program has no udp transport, so the xdp
@@ -31,6 +32,7 @@
 
 #include "transport.h"
 #include "wire.h"
+#include "registry.h"
 #include "xdp_load.h"
 
 #define QKEY 0x11111111u
@@ -309,6 +311,30 @@ static void on_term(int sig)
 	stop = 1;
 }
 
+/* A user of the program that takes no queue: its counters outlive the
+ * processes that come and go. */
+static int do_attach(char **a)
+{
+	struct uroce_xdp_prog p;
+	char err[256], nsdir[4096], nsid[64] = "0";
+
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)   /* the users' file the engines use */
+		snprintf(nsid, sizeof(nsid), "%s", strrchr(nsdir, '/') + 1);
+	if (uroce_xdp_prog_get(nsid, a[0], &p, err, sizeof(err))) {
+		fprintf(stderr, "xdp_probe: %s\n", err);
+		return 1;
+	}
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	while (!stop)
+		pause();
+	printf("redirected %llu\n", (unsigned long long)uroce_xdp_prog_stat(&p, UROCE_XDP_REDIRECTED));
+	uroce_xdp_prog_put(nsid, a[0], &p);
+	return 0;
+}
+
 static int do_hold(char **a)
 {
 	struct uroce_xport *x;
@@ -328,7 +354,7 @@ int main(int argc, char **argv)
 {
 	static const struct { const char *name; int args; int (*fn)(char **); } cmds[] = {
 		{ "send", 6, do_send }, { "recv", 4, do_recv }, { "udpsend", 5, do_udpsend },
-		{ "udprecv", 3, do_udprecv }, { "hold", 1, do_hold },
+		{ "udprecv", 3, do_udprecv }, { "hold", 1, do_hold }, { "attach", 1, do_attach },
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "remove")) {

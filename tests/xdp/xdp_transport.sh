@@ -5,6 +5,7 @@
 # ping and TCP over the same veth while the program and sockets are there,
 # SIGKILL of a user mid-transfer, and no program left after `uroce link del`.
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/lib.sh"
 need_root
 PROBE=${XDP_PROBE:?}
 use_private_registry
@@ -26,15 +27,6 @@ QPN=0x4d2
 T=$(mktemp -d)
 on_exit "rm -rf '$T'"
 
-# wait_for FILE TEXT SECONDS: until FILE has a line matching TEXT.
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 20; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
 # bg NAME NS CMD...: run in the background, output in $T/NAME, stopped at exit.
 bg() {
 	local name=$1 ns=$2
@@ -43,7 +35,6 @@ bg() {
 	eval "pid_$name=$!"
 	stop_at_exit $!
 }
-prog_on() { ip -n "$1" link show "$2" | grep -q 'prog/xdp'; }
 
 # Transfers are datagrams with no flow control: each fits the receiver's
 # RX ring and fill ring (2048 frames) so that none is lost however late the
@@ -151,20 +142,7 @@ bg victim $B "$PROBE" recv $IB $QPN 100000000 50
 wait_for "$T/victim" ready 10 || fail "victim not ready"
 bg flood $A "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN 100000000 256
 # Wait for frames to reach the victim's socket: the redirect counter of
-# the program on $IB moves (maps are found through the interface's program:
-# names are global, the other end's program has the same ones).
-redirected() { # NS IFACE
-	local prog map
-	prog=$(ip -n "$1" link show "$2" | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}')
-	[ -n "$prog" ] || { echo 0; return; }
-	for map in $(bpftool prog show id "$prog" | grep -o 'map_ids [0-9,]*' | cut -d' ' -f2 | tr , ' '); do
-		bpftool map show id "$map" | grep -q 'name uroce_xdp_stats' || continue
-		bpftool -j map dump id "$map" | grep -o '"key":0,"values":\[[^]]*\]' |
-			grep -o '"value":[0-9]*' | awk -F: '{s += $2} END {print s + 0}'
-		return
-	done
-	echo 0
-}
+# the program on $IB moves.
 for ((i = 0; i < 200; i++)); do
 	n=$(redirected $B $IB)
 	[ "${n:-0}" -gt 0 ] && break
