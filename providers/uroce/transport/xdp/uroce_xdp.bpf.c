@@ -8,8 +8,8 @@
  * addressed to one of the device's addresses whose BTH destination QP a
  * process has entered in uroce_qpns goes to the AF_XDP socket of the
  * receive queue it arrived on.  Everything else goes on to the kernel
- * (XDP_PASS): ARP, ICMP, TCP, other UDP, and RoCEv2 frames for QP1 and for
- * QPs no AF_XDP socket owns, which the kernel hands to the udp transport's
+ * (XDP_PASS): ARP, ICMP, TCP, other UDP, and RoCEv2 frames for QP1, for
+ * QPs no AF_XDP socket owns and too long for one UMEM frame, which the kernel hands to the udp transport's
  * sockets, whose rules (forwarding by the QPN table, the GSI member table
  * for QP1) then apply unchanged.
  */
@@ -125,6 +125,8 @@ int uroce_xdp(struct xdp_md *ctx)
 		return count(UROCE_XDP_PASS_UNOWNED, XDP_PASS);
 	if (!bpf_map_lookup_elem(&uroce_addrs, &dst))
 		return count(UROCE_XDP_PASS_NOT_OURS, XDP_PASS);
+	if (end - data > UROCE_XDP_MAX_FRAME)
+		return count(UROCE_XDP_PASS_BIG, XDP_PASS);
 	/* No socket on this queue (its owner left or crashed): the kernel. */
 	return count(UROCE_XDP_REDIRECTED,
 		     bpf_redirect_map(&uroce_xsks, ctx->rx_queue_index, XDP_PASS));

@@ -137,12 +137,17 @@ uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr)
 	return xsk_umem__get_data(x->area, *addr);
 }
 
+void uroce_xsk_tx_unget(struct uroce_xsk *x, uint64_t addr)
+{
+	x->free[x->n_free++] = addr;
+}
+
 int uroce_xsk_tx_put(struct uroce_xsk *x, uint64_t addr, uint32_t len)
 {
 	uint32_t idx;
 
 	if (xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
-		x->free[x->n_free++] = addr;
+		uroce_xsk_tx_unget(x, addr);
 		return -ENOBUFS;
 	}
 	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = addr;

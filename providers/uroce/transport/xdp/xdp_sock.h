@@ -40,6 +40,8 @@ int uroce_xsk_fd(const struct uroce_xsk *x);
 /* A free TX frame of UROCE_XSK_FRAME_SIZE bytes (its UMEM offset in *ADDR),
  * NULL if every frame is in flight. */
 uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr);
+/* Give back a frame taken with uroce_xsk_tx_frame and not queued. */
+void uroce_xsk_tx_unget(struct uroce_xsk *x, uint64_t addr);
 /* Queue the frame at ADDR of LEN bytes; uroce_xsk_kick sends the queue. */
 int uroce_xsk_tx_put(struct uroce_xsk *x, uint64_t addr, uint32_t len);
 int uroce_xsk_kick(struct uroce_xsk *x);

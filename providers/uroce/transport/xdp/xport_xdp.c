@@ -171,14 +171,12 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, uroce_xsk_fd(t->xsk), &ev);
 	t->head.ops = &uroce_xdp_ops;
 	t->head.fwd_port = t->udp ? t->udp->fwd_port : 0;
-	/* A packet (BTH..ICRC) fits the netdev's MTU with IPv6 and UDP, and
-	 * one UMEM frame with Ethernet as well (no multi-buffer frames yet). */
+	/* What the netdev's MTU carries; packets longer than one UMEM frame
+	 * take the udp transport (no multi-buffer frames yet), so without it
+	 * only what fits one frame. */
 	t->head.caps.max_burst = MAX_BURST;
-	t->head.caps.max_payload = nd.mtu - UROCE_IP6_HLEN - UROCE_UDP_HLEN;
-	if (t->head.caps.max_payload > UROCE_XSK_FRAME_SIZE - MAX_HLEN)
-		t->head.caps.max_payload = UROCE_XSK_FRAME_SIZE - MAX_HLEN;
-	if (t->udp && t->udp->caps.max_payload < t->head.caps.max_payload)
-		t->head.caps.max_payload = t->udp->caps.max_payload;
+	t->head.caps.max_payload = t->udp ? t->udp->caps.max_payload :
+				   UROCE_XDP_MAX_FRAME - MAX_HLEN;
 	t->head.caps.rx_coalescing = t->udp && t->udp->caps.rx_coalescing;
 	t->head.caps.frames = t->xsk != NULL;
 	*out = &t->head;
@@ -205,13 +203,15 @@ static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const u
 	uint64_t addr;
 	uint8_t *f;
 
-	if (hlen + pkt->len > UROCE_XSK_FRAME_SIZE)
-		return -EMSGSIZE;
 	f = uroce_xsk_tx_frame(t->xsk, &addr);
 	if (!f)
 		return -EAGAIN;
 	off = hlen;
 	for (uint32_t i = 0; i < pkt->iovcnt; i++) {
+		if (off + pkt->iov[i].iov_len > UROCE_XDP_MAX_FRAME) {
+			uroce_xsk_tx_unget(t->xsk, addr);
+			return -EMSGSIZE;
+		}
 		memcpy(f + off, pkt->iov[i].iov_base, pkt->iov[i].iov_len);
 		off += pkt->iov[i].iov_len;
 	}
@@ -245,9 +245,12 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 			if (ret == 0)
 				known = p;
 		}
-		if (ret == 0 && !local)
+		/* This host, not this link, or longer than one frame: the udp
+		 * transport (the peer's program passes such frames too). */
+		if (ret == 0 && !local &&
+		    uroce_frame_hlen(p->family) + pkts[i].len <= UROCE_XDP_MAX_FRAME)
 			ret = frame_out(t, &pkts[i], mac);
-		else if (ret == 0 || ret == -EHOSTUNREACH)   /* this host, or not this link */
+		else if (ret == 0 || ret == -EHOSTUNREACH)
 			ret = via_udp(t, &pkts[i]);
 		if (ret)
 			break;
