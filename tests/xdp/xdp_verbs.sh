@@ -109,6 +109,20 @@ for s in "$A $IA" "$B $IB"; do
 	pass "$2: $n frames reached the AF_XDP sockets"
 done
 
+# A 9000-byte MTU: veth has no native XDP there (generic mode), and 4 KiB
+# packets are longer than one UMEM frame: they take the kernel both ways.
+J=xdpjA$id K=xdpjB$id
+make_ns $J
+make_ns $K
+make_veth $J vja$id 10.232.8.1/24 $K vjb$id 10.232.8.2/24
+ip -n $J link set vja$id mtu 9000
+ip -n $K link set vjb$id mtu 9000
+add_dev ja vja$id $J transport xdp
+add_dev jb vjb$id $K transport xdp
+ip netns exec $K "$UROCE" run ibv_devinfo -d jb | grep -Eq 'active_mtu:\s+4096' || fail "jb: active_mtu is not 4096"
+pair jumbo $K jb $(gid_of $K jb 10.232.8.2) $J ja $(gid_of $J ja 10.232.8.1) 10.232.8.2 -- \
+	ibv_rc_pingpong -c -n 200 -s 65536
+
 for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
 	set -- $d
 	ip netns exec $1 "$UROCE" link del $2 || fail "link del $2"
