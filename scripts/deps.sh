@@ -9,9 +9,9 @@ packages=(
 	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
 	# run and test: stock verbs programs, pyverbs, wire judges, fuzzing, namespaces
 	ibverbs-utils perftest python3-pyverbs python3-scapy tshark
-	clang libclang-rt-14-dev iproute2
+	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev ethtool
 	# the xdp transport's tests and checks: xdp-loader status, bpftool map dump
-	xdp-tools bpftool iputils-ping nftables util-linux qperf libnetfilter-queue-dev
+	xdp-tools bpftool iputils-ping
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)

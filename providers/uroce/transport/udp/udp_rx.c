@@ -165,6 +165,12 @@ static unsigned int emit(struct udp_rxstate *st, struct uroce_rx *pkts, unsigned
 
 		if (st->poff < st->start[j])
 			st->poff = st->start[j];
+		/* An empty datagram is one (truncated) packet: the parser counts it. */
+		if (len == 0 && !st->tmpl[j].forwarded) {
+			pkts[out] = st->tmpl[j];
+			pkts[out].buf = st->bufs[j];
+			pkts[out++].len = 0;
+		}
 		while (st->poff < len && out < max) {
 			uint32_t l = len - st->poff < seg ? len - st->poff : seg;
 			struct uroce_rx *rx = &pkts[out++];
