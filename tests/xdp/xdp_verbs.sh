@@ -1,7 +1,8 @@
 #!/bin/bash
 # Unmodified verbs programs over transport xdp across a veth between two
 # namespaces: xdp on both ends, and xdp on one end with udp on the other
-# (wire compatibility), ibv_{rc,uc,srq,ud}_pingpong with --chk, frames
+# (wire compatibility), ibv_{rc,uc,srq,ud}_pingpong with --chk, perftest
+# write/read/send bw and lat and atomic bw, frames
 # through the AF_XDP sockets (the program's redirect counter); ping and a
 # TCP transfer over the same veth during a run; SIGKILL mid-transfer leaves
 # the interface usable and a new pair runs at once; after `uroce link del`
@@ -46,6 +47,17 @@ for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xd
 	done
 	pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ibv_ud_pingpong -c -n 500 -s 1024
 done
+# perftest over xdp on both ends (write, read, send, atomics: the
+# responder's one-sided work and the ACK/READ/atomic response paths).
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 65536 -n 200
+done
+for t in ib_write_lat ib_read_lat ib_send_lat; do
+	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 64 -n 500
+done
+pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- ib_atomic_bw -F -n 500
+pair perftest-xdp-udp $B xb $GB $A ua $UGA 10.232.7.2 -- ib_read_bw -F -s 65536 -n 200
+
 # Ping and TCP over the same veth while an xdp pair runs.
 PAIR_PORT=$((PAIR_PORT + 1))
 ip netns exec $B timeout 120 "$UROCE" run ibv_rc_pingpong -c -n 4000 -s 4096 -d xb -g $GB \
