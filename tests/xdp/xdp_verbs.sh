@@ -47,6 +47,11 @@ for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xd
 	done
 	pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ibv_ud_pingpong -c -n 500 -s 1024
 done
+# Two processes on one xdp device: the second cannot have the queue's
+# socket (EBUSY) and runs on the udp path beneath; their packets to this
+# host's own address go through the kernel.
+pair same-device $B xb $GB $B xb $GB 10.232.7.2 -- ibv_rc_pingpong -c -n 200 -s 4096
+
 # perftest over xdp on both ends (write, read, send, atomics: the
 # responder's one-sided work and the ACK/READ/atomic response paths).
 for t in ib_write_bw ib_read_bw ib_send_bw; do
