@@ -36,7 +36,7 @@ run() {
 	echo "$out"
 }
 # The numbers of perftest's result line.
-result() { grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+' | tail -1; }
+result() { grep -E '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+' | tail -1; }
 # System calls of an strace -c summary.
 syscalls() { awk '$NF == "total" { print $(NF-2) }'; }
 
