@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "registry.h"
+#include "xdp_load.h"
 
 /* Serialise registry changes of one namespace (concurrent link add/del). */
 static int lock_ns(const char *nsdir)
@@ -136,8 +137,6 @@ static int link_add(int argc, char **argv)
 	if (!uroce_name_valid(name))
 		return fail("invalid device name \"%s\" (letters, digits, '_', '.', '-'; at most %d)",
 			    name, UROCE_NAME_MAX - 1);
-	if (rec.transport == UROCE_TRANSPORT_XDP)
-		return fail("transport xdp is not implemented yet; use transport udp");
 	if (need_root("link add"))
 		return 1;
 	ret = uroce_netdev_query(netdev, &nd);
@@ -210,8 +209,12 @@ static int link_del(int argc, char **argv)
 			shared |= !strcmp(left[i].netdev, rec.netdev);
 		free(left);
 	}
-	if (!shared)  /* every user's QPN and QP1 member tables of the netdev */
+	if (!shared) {  /* every user's QPN and QP1 member tables of the netdev */
 		uroce_qpn_files_remove(strrchr(nsdir, '/') + 1, rec.netdev);
+		/* ... and the xdp transport's program, if one was left (docs/xdp.md) */
+		if (uroce_xdp_prog_remove(rec.netdev) < 0)
+			fprintf(stderr, "uroce: %s: could not remove uroce's XDP program\n", rec.netdev);
+	}
 	/* ... and the last device of the namespace its rdma_cm port tables. */
 	if (n_left == 0)
 		uroce_cm_ports_files_remove(strrchr(nsdir, '/') + 1);

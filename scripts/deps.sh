@@ -12,6 +12,8 @@ packages=(
 	clang libclang-rt-14-dev iproute2 nftables util-linux qperf libnetfilter-queue-dev ethtool
 	# bench/run.sh: its TCP peer and its plot
 	iperf3 python3-matplotlib
+	# the xdp transport's tests and checks: xdp-loader status, bpftool map dump
+	xdp-tools bpftool iputils-ping
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)

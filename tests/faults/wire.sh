@@ -6,7 +6,8 @@ IMPAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/impair
 # impaired_pair_with_devices TAG DEV_A DEV_B: namespaces A, W (the bridge
 # with the faults) and B from `impair up`, torn down at exit; sets A B W
 # IF_A IF_B ADDR_A ADDR_B, ID (for `impair set/clear ID`), and GID_A/GID_B,
-# the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B).
+# the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B), of transport
+# $UROCE_TEST_TRANSPORT if set (tests/xdp runs the faults over xdp).
 impaired_pair_with_devices() {
 	local wire
 	ID=uro$1$(uniq_id)
@@ -17,8 +18,8 @@ impaired_pair_with_devices() {
 	wire=$("$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
-	add_dev $2 $IF_A $A
-	add_dev $3 $IF_B $B
+	add_dev $2 $IF_A $A ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}
+	add_dev $3 $IF_B $B ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}
 	GID_A=$(gid_of $A $2 $ADDR_A)
 	GID_B=$(gid_of $B $3 $ADDR_B)
 	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Clear errors and non-zero exits: unknown interface, duplicate name, bad
-# names, xdp not yet, not root, no devices; link show/del of unknown devices.
+# names, not root, no devices; link show/del of unknown devices.
 . "$(dirname "$0")/../lib/common.sh"
 need_root
 isolate_netns "$@"
@@ -19,7 +19,6 @@ expect_err 'no uroce devices in this network namespace' "$UROCE" run true
 expect_err 'no network interface "nosuch0"' "$UROCE" link add d0 netdev nosuch0
 expect_err 'invalid device name' "$UROCE" link add 'a/b' netdev lo
 expect_err 'missing "netdev IFACE"' "$UROCE" link add d0
-expect_err 'transport xdp is not implemented' "$UROCE" link add d0 netdev lo transport xdp
 expect_err 'unknown transport' "$UROCE" link add d0 netdev lo transport tcp
 add_dev d0 lo
 expect_err 'device "d0" already exists' "$UROCE" link add d0 netdev lo

@@ -5,10 +5,11 @@
 #include "transport.h"
 
 extern const struct uroce_xport_ops uroce_udp_ops;
+extern const struct uroce_xport_ops uroce_xdp_ops;
 
 static const struct uroce_xport_ops *const transports[] = {
 	&uroce_udp_ops,
-	/* xdp: issue 15 */
+	&uroce_xdp_ops,   /* AF_XDP over the udp transport (docs/xdp.md) */
 };
 
 const struct uroce_xport_ops *uroce_xport_lookup(const char *name)

@@ -266,10 +266,8 @@ int roce_build_frame(uint8_t *buf, uint32_t cap, const struct roce_pkt *p,
 	return outer + udplen - sizeof(struct roce_udp);
 }
 
-/* Ethernet, IP and UDP of a frame into NET; the UDP payload's offset and
- * length into *OFF, *LEN.  Lengths are checked against the frame. */
-static int parse_outer(const uint8_t *f, uint32_t len, struct roce_net *net, uint32_t *off,
-		       uint32_t *udplen)
+int roce_parse_outer(const uint8_t *f, uint32_t len, struct roce_net *net, uint32_t *off,
+		     uint32_t *udplen)
 {
 	uint32_t e = sizeof(struct roce_eth), iplen, flen = len;
 	const uint8_t *ip = f + e, *udp;
@@ -352,7 +350,7 @@ int roce_parse_frame(const uint8_t *frame, uint32_t len, struct roce_pkt *p,
 	if (!net)
 		net = &local;
 	memset(p, 0, sizeof(*p));
-	r = parse_outer(frame, len, net, &off, &plen);
+	r = roce_parse_outer(frame, len, net, &off, &plen);
 	if (r)
 		return r;
 	r = roce_parse(frame + off, plen, p);

@@ -154,6 +154,12 @@ int roce_parse(const uint8_t *buf, uint32_t len, struct roce_pkt *p);
 int roce_parse_frame(const uint8_t *frame, uint32_t len, struct roce_pkt *p,
 		     struct roce_net *net);
 
+/* Ethernet, IP and UDP of a frame into NET; the UDP payload's (BTH ...
+ * ICRC) offset and length into *OFF, *UDPLEN.  Lengths are checked against
+ * the frame; the RoCEv2 part is not looked at.  ROCE_OK or a reason. */
+int roce_parse_outer(const uint8_t *frame, uint32_t len, struct roce_net *net, uint32_t *off,
+		     uint32_t *udplen);
+
 /* Write the BTH and extended headers of P (opcode, fields) for PAYLEN bytes
  * of payload into BUF (CAP bytes).  Returns the header length, or -1 if the
  * opcode is unknown or CAP too small.  The pad count is derived from PAYLEN

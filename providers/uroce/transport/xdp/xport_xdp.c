@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The xdp transport (docs/xdp.md): RoCEv2 frames between the interface's
+ * receive queue and the process through an AF_XDP socket.
+ *
+ * One AF_XDP socket can own a queue, so on a device one process at a time
+ * (the first to open it) gets the queue's socket; it enters the QPNs of
+ * its connections in the XDP program's map, and their frames come to it
+ * without the kernel's network stack.  Everything else the program passes
+ * to the kernel, where this transport keeps the udp transport open
+ * beneath it: QP1 (the CM), UD QPs, other processes' QPs and unknown QPs
+ * follow the udp transport's rules unchanged, and packets to this host's
+ * own addresses (which no wire carries back) leave through it too.  The
+ * two are wire-compatible: both write IPv4 ID 0 with DF, the values the
+ * engine's ICRC covers.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+
+#include "../transport.h"
+#include "netdev.h"
+#include "registry.h"
+#include "xdp_frame.h"
+#include "xdp_load.h"
+#include "xdp_sock.h"
+
+#define RESOLVE_WAIT_MS 1000
+#define MAX_BURST 64
+#define MAX_HLEN (UROCE_ETH_HLEN + UROCE_IP6_HLEN + UROCE_UDP_HLEN)
+
+extern const struct uroce_xport_ops uroce_xdp_ops;
+
+struct xdp_xport {
+	struct uroce_xport head;
+	/* Beneath: QP1, UD, other processes, local peers.  NULL only where the
+	 * program's transport table has no udp (the xdp_probe test tool). */
+	struct uroce_xport *udp;
+	char devname[64];
+	char netdev[IF_NAMESIZE];
+	char nsid[64];
+	uint8_t mac[6];
+	struct uroce_xdp_prog prog;
+	bool have_prog;
+	struct uroce_xsk *xsk;              /* NULL: another process has the queue */
+	struct uroce_xdp_nl *nl;
+	pthread_mutex_t tx_lock;
+	uint8_t steered[UROCE_XDP_MAX_QPNS / 8];   /* QPNs we entered in the map */
+};
+
+static struct xdp_xport *xx(struct uroce_xport *x)
+{
+	return (struct xdp_xport *)x;
+}
+
+static void xdp_close(struct uroce_xport *x)
+{
+	struct xdp_xport *t = xx(x);
+	uint32_t qpn;
+
+	if (t->xsk && t->have_prog)
+		for (qpn = 0; qpn < UROCE_XDP_MAX_QPNS; qpn++)
+			if (t->steered[qpn / 8] & (1u << (qpn % 8)))
+				bpf_map_delete_elem(t->prog.qpns_fd, &qpn);
+	uroce_xsk_close(t->xsk);
+	if (t->have_prog)
+		uroce_xdp_prog_put(t->nsid, t->netdev, &t->prog);
+	uroce_xdp_nl_close(t->nl);
+	if (t->udp)
+		t->udp->ops->close(t->udp);
+	if (t->head.fd >= 0)
+		close(t->head.fd);
+	pthread_mutex_destroy(&t->tx_lock);
+	free(t);
+}
+
+/* The program's address map holds exactly the netdev's addresses. */
+static void publish_addrs(struct xdp_xport *t, const struct uroce_netdev *nd)
+{
+	uint32_t one = 1;
+
+	for (int i = 0; i < nd->n_addrs; i++) {
+		struct uroce_xdp_addr a;
+
+		memcpy(a.b, nd->addrs[i], 16);
+		bpf_map_update_elem(t->prog.addrs_fd, &a, &one, BPF_ANY);
+	}
+}
+
+/* A new owner of the queue: entries of a previous one (gone, or crashed)
+ * would send its QPNs' frames to us. */
+static void clear_qpns(struct xdp_xport *t)
+{
+	uint32_t key, next;
+
+	while (bpf_map_get_next_key(t->prog.qpns_fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(t->prog.qpns_fd, &key))
+			break;
+	}
+}
+
+static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
+{
+	const struct uroce_xport_ops *udp = uroce_xport_lookup("udp");
+	struct xdp_xport *t = calloc(1, sizeof(*t));
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct uroce_netdev nd;
+	char nsdir[4096], err[256] = "";
+	uint32_t key = 0;
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	t->head.fd = -1;
+	pthread_mutex_init(&t->tx_lock, NULL);
+	snprintf(t->devname, sizeof(t->devname), "%s", conf->devname);
+	snprintf(t->netdev, sizeof(t->netdev), "%s", conf->netdev);
+	snprintf(t->nsid, sizeof(t->nsid), "0");
+	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
+		snprintf(t->nsid, sizeof(t->nsid), "%s", strrchr(nsdir, '/') + 1);
+	ret = udp ? udp->open(conf, &t->udp) : 0;
+	if (ret)
+		goto fail;
+	ret = uroce_netdev_query(t->netdev, &nd);
+	if (ret)
+		goto fail;
+	memcpy(t->mac, nd.mac, 6);
+	ret = uroce_xdp_prog_get(t->nsid, t->netdev, &t->prog, err, sizeof(err));
+	if (ret)
+		goto fail_say;
+	t->have_prog = true;
+	publish_addrs(t, &nd);
+	t->nl = uroce_xdp_nl_open(nd.ifindex);
+	if (!t->nl) {
+		snprintf(err, sizeof(err), "%s: netlink (libnl-3) for routes and neighbours", t->netdev);
+		ret = -ENOMEM;
+		goto fail_say;
+	}
+	t->xsk = uroce_xsk_open(t->netdev, 0, err, sizeof(err));
+	if (!t->xsk && (errno != EBUSY || !t->udp)) {
+		ret = -errno;
+		goto fail_say;
+	}
+	if (!t->xsk && getenv("UROCE_DEBUG"))
+		fprintf(stderr, "uroce: %s: %s; this process uses the udp path\n", t->devname, err);
+	if (t->xsk) {
+		int fd = uroce_xsk_fd(t->xsk);
+
+		clear_qpns(t);
+		if (bpf_map_update_elem(t->prog.xsks_fd, &key, &fd, BPF_ANY)) {
+			ret = -errno;
+			snprintf(err, sizeof(err), "%s: XSKMAP: %s", t->netdev, strerror(errno));
+			goto fail_say;
+		}
+	}
+	t->head.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->head.fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (t->udp)
+		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, t->udp->fd, &ev);
+	if (t->xsk)
+		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, uroce_xsk_fd(t->xsk), &ev);
+	t->head.ops = &uroce_xdp_ops;
+	t->head.fwd_port = t->udp ? t->udp->fwd_port : 0;
+	/* What the netdev's MTU carries; packets longer than one UMEM frame
+	 * take the udp transport (no multi-buffer frames yet), so without it
+	 * only what fits one frame. */
+	t->head.caps.max_burst = MAX_BURST;
+	t->head.caps.max_payload = t->udp ? t->udp->caps.max_payload :
+				   UROCE_XDP_MAX_FRAME - MAX_HLEN;
+	t->head.caps.rx_coalescing = t->udp && t->udp->caps.rx_coalescing;
+	t->head.caps.frames = t->xsk != NULL;
+	*out = &t->head;
+	return 0;
+fail_say:
+	fprintf(stderr, "uroce: %s: transport xdp: %s\n", t->devname, err);
+fail:
+	xdp_close(&t->head);
+	return ret;
+}
+
+/* A packet the AF_XDP socket cannot carry: through the udp transport. */
+static int via_udp(struct xdp_xport *t, const struct uroce_txpkt *pkt)
+{
+	if (!t->udp)
+		return -EHOSTUNREACH;
+	return t->udp->ops->send(t->udp, pkt, 1) == 1 ? 0 : -EIO;
+}
+
+/* Gather PKT into a TX frame and queue it; -EAGAIN: no frame free. */
+static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const uint8_t mac[6])
+{
+	uint32_t hlen = uroce_frame_hlen(pkt->path->family), off;
+	uint64_t addr;
+	uint8_t *f;
+
+	f = uroce_xsk_tx_frame(t->xsk, &addr);
+	if (!f)
+		return -EAGAIN;
+	off = hlen;
+	for (uint32_t i = 0; i < pkt->iovcnt; i++) {
+		if (off + pkt->iov[i].iov_len > UROCE_XDP_MAX_FRAME) {
+			uroce_xsk_tx_unget(t->xsk, addr);
+			return -EMSGSIZE;
+		}
+		memcpy(f + off, pkt->iov[i].iov_base, pkt->iov[i].iov_len);
+		off += pkt->iov[i].iov_len;
+	}
+	uroce_frame_build(f, t->mac, mac, pkt->path, off - hlen);
+	return uroce_xsk_tx_put(t->xsk, addr, off);
+}
+
+static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
+{
+	struct xdp_xport *t = xx(x);
+	const struct uroce_path *known = NULL;   /* the path MAC and LOCAL are for */
+	uint8_t mac[6];
+	bool local = false;
+	unsigned int i;
+	int ret = 0;
+
+	if (!t->xsk)
+		return t->udp->ops->send(t->udp, pkts, n);
+	if (n > MAX_BURST)
+		n = MAX_BURST;
+	pthread_mutex_lock(&t->tx_lock);
+	for (i = 0; i < n; i++) {
+		const struct uroce_path *p = pkts[i].path;
+
+		/* A burst goes mostly to one peer: look it up once. */
+		ret = 0;
+		if (!known || known->family != p->family || memcmp(known->dst, p->dst, 16)) {
+			known = NULL;
+			ret = uroce_xdp_nl_resolve(t->nl, p->family, p->dst, RESOLVE_WAIT_MS, mac,
+						   &local);
+			if (ret == 0)
+				known = p;
+		}
+		/* This host, not this link, or longer than one frame: the udp
+		 * transport (the peer's program passes such frames too). */
+		if (ret == 0 && !local &&
+		    uroce_frame_hlen(p->family) + pkts[i].len <= UROCE_XDP_MAX_FRAME)
+			ret = frame_out(t, &pkts[i], mac);
+		else if (ret == 0 || ret == -EHOSTUNREACH)
+			ret = via_udp(t, &pkts[i]);
+		if (ret)
+			break;
+	}
+	uroce_xsk_kick(t->xsk);
+	pthread_mutex_unlock(&t->tx_lock);
+	return i ? (int)i : ret;
+}
+
+static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
+{
+	struct xdp_xport *t = xx(x);
+	uint8_t *frames[UROCE_XSK_BATCH];
+	uint32_t lens[UROCE_XSK_BATCH];
+	int n = 0, got, more;
+
+	if (t->xsk) {
+		got = uroce_xsk_rx(t->xsk, frames, lens, max);
+		for (int i = 0; i < got; i++)
+			if (uroce_frame_parse(frames[i], lens[i], &pkts[n]) == 0)
+				n++;
+	}
+	if ((unsigned int)n >= max || !t->udp)
+		return n;
+	more = t->udp->ops->recv(t->udp, pkts + n, max - n);
+	return more > 0 ? n + more : n ? n : more;
+}
+
+static int xdp_forward(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx)
+{
+	struct xdp_xport *t = xx(x);
+
+	return t->udp && t->udp->ops->forward ? t->udp->ops->forward(t->udp, port, rx) : -EOPNOTSUPP;
+}
+
+static int xdp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
+		     const uint8_t *peer, uint16_t peer_port)
+{
+	struct xdp_xport *t = xx(x);
+	uint32_t one = 1;
+	int ret = t->udp && t->udp->ops->steer ? t->udp->ops->steer(t->udp, qpn, family, local, peer,
+							   peer_port) : 0;
+
+	if (t->xsk && qpn < UROCE_XDP_MAX_QPNS &&
+	    bpf_map_update_elem(t->prog.qpns_fd, &qpn, &one, BPF_ANY) == 0)
+		__atomic_fetch_or(&t->steered[qpn / 8], (uint8_t)(1u << (qpn % 8)), __ATOMIC_RELAXED);
+	return ret;
+}
+
+static void xdp_unsteer(struct uroce_xport *x, uint32_t qpn)
+{
+	struct xdp_xport *t = xx(x);
+
+	if (t->xsk && qpn < UROCE_XDP_MAX_QPNS &&
+	    (t->steered[qpn / 8] & (1u << (qpn % 8)))) {
+		bpf_map_delete_elem(t->prog.qpns_fd, &qpn);
+		__atomic_fetch_and(&t->steered[qpn / 8], (uint8_t)~(1u << (qpn % 8)),
+				   __ATOMIC_RELAXED);
+	}
+	if (t->udp && t->udp->ops->unsteer)
+		t->udp->ops->unsteer(t->udp, qpn);
+}
+
+/* Packets for another process of this device, and multicast groups: the
+ * udp transport beneath (the program passes QP 0xFFFFFF to the kernel). */
+static int xdp_send_local(struct uroce_xport *x, uint16_t port, const struct uroce_txpkt *pkt)
+{
+	struct xdp_xport *t = xx(x);
+
+	return t->udp && t->udp->ops->send_local ? t->udp->ops->send_local(t->udp, port, pkt) :
+		-EOPNOTSUPP;
+}
+
+static int xdp_mcast_join(struct uroce_xport *x, int family, const uint8_t *group)
+{
+	struct xdp_xport *t = xx(x);
+
+	return t->udp && t->udp->ops->mcast_join ? t->udp->ops->mcast_join(t->udp, family, group) :
+		-EOPNOTSUPP;
+}
+
+static void xdp_mcast_leave(struct uroce_xport *x, const uint8_t *group)
+{
+	struct xdp_xport *t = xx(x);
+
+	if (t->udp && t->udp->ops->mcast_leave)
+		t->udp->ops->mcast_leave(t->udp, group);
+}
+
+const struct uroce_xport_ops uroce_xdp_ops = {
+	.name = "xdp",
+	.open = xdp_open,
+	.close = xdp_close,
+	.send = xdp_send,
+	.recv = xdp_recv,
+	.forward = xdp_forward,
+	.steer = xdp_steer,
+	.unsteer = xdp_unsteer,
+	.send_local = xdp_send_local,
+	.mcast_join = xdp_mcast_join,
+	.mcast_leave = xdp_mcast_leave,
+};

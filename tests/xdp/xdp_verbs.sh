@@ -1,0 +1,149 @@
+#!/bin/bash
+# Unmodified verbs programs over transport xdp across a veth between two
+# namespaces: xdp on both ends, and xdp on one end with udp on the other
+# (wire compatibility), ibv_{rc,uc,srq,ud}_pingpong with --chk, perftest
+# write/read/send bw and lat and atomic bw, frames
+# through the AF_XDP sockets (the program's redirect counter); ping and a
+# TCP transfer over the same veth during a run; SIGKILL mid-transfer leaves
+# the interface usable and a new pair runs at once; after `uroce link del`
+# of the last devices no XDP program remains.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+. "$(dirname "$0")/lib.sh"
+need_root
+use_private_registry
+id=$(uniq_id)
+A=xdpvA$id B=xdpvB$id IA=vva$id IB=vvb$id
+make_ns $A
+make_ns $B
+make_veth $A $IA 10.232.7.1/24 $B $IB 10.232.7.2/24
+add_dev xa $IA $A transport xdp
+add_dev xb $IB $B transport xdp
+add_dev ua $IA $A        # udp devices on the same interfaces
+add_dev ub $IB $B
+GA=$(gid_of $A xa 10.232.7.1) GB=$(gid_of $B xb 10.232.7.2)
+UGA=$(gid_of $A ua 10.232.7.1) UGB=$(gid_of $B ub 10.232.7.2)
+PROBE=${XDP_PROBE:?}
+T=$(mktemp -d)
+on_exit "rm -rf '$T'"
+# A user of each program that takes no queue: the programs and their
+# redirect counters live through the whole test.
+for s in "$A $IA" "$B $IB"; do
+	set -- $s
+	ip netns exec $1 timeout 550 "$PROBE" attach $2 >"$T/attach.$2" 2>&1 &
+	eval "attach_$2=$!"
+	stop_at_exit $!
+	wait_for "$T/attach.$2" ready 10 || fail "attach $2: $(cat "$T/attach.$2")"
+done
+
+# server end (namespace, device, GID), then client end
+for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xdp $B ub $UGB $A xa $GA"; do
+	set -- $ends
+	name=$1 sns=$2 sdev=$3 sgid=$4 cns=$5 cdev=$6 cgid=$7
+	for size in 1 4096; do
+		for t in rc uc srq; do
+			pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ibv_${t}_pingpong -c -n 500 -s $size
+		done
+	done
+	pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ibv_ud_pingpong -c -n 500 -s 1024
+done
+# Two processes on one xdp device: the second cannot have the queue's
+# socket (EBUSY) and runs on the udp path beneath; their packets to this
+# host's own address go through the kernel.
+pair same-device $B xb $GB $B xb $GB 10.232.7.2 -- ibv_rc_pingpong -c -n 200 -s 4096
+
+# perftest over xdp on both ends (write, read, send, atomics: the
+# responder's one-sided work and the ACK/READ/atomic response paths).
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 65536 -n 200
+done
+for t in ib_write_lat ib_read_lat ib_send_lat; do
+	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 64 -n 500
+done
+pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- ib_atomic_bw -F -n 500
+pair perftest-xdp-udp $B xb $GB $A ua $UGA 10.232.7.2 -- ib_read_bw -F -s 65536 -n 200
+
+# Ping and TCP over the same veth while an xdp pair runs.
+PAIR_PORT=$((PAIR_PORT + 1))
+ip netns exec $B timeout 120 "$UROCE" run ibv_rc_pingpong -c -n 4000 -s 4096 -d xb -g $GB \
+	-p $PAIR_PORT >"$T/srv" 2>&1 &
+srv=$!
+stop_at_exit $srv
+wait_listen $PAIR_PORT $srv 60 $B || fail "server did not start: $(cat "$T/srv")"
+ip netns exec $A timeout 120 "$UROCE" run ibv_rc_pingpong -c -n 4000 -s 4096 -d xa -g $GA \
+	-p $PAIR_PORT 10.232.7.2 >"$T/cli" 2>&1 &
+cli=$!
+stop_at_exit $cli
+ip netns exec $A ping -c 5 -i 0.2 -W 2 10.232.7.2 >"$T/ping" || fail "ping during a run: $(cat "$T/ping")"
+tport=$((PAIR_PORT + 1000))
+ip netns exec $B timeout 60 iperf3 -s -1 -p $tport >"$T/iperf" 2>&1 &
+stop_at_exit $!
+for ((i = 0; i < 200; i++)); do
+	ip netns exec $B ss -ltnH "sport = :$tport" | grep -q LISTEN && break
+	sleep 0.05
+done
+ip netns exec $A timeout 60 iperf3 -c 10.232.7.2 -p $tport -n 20M >"$T/tcp" 2>&1 || fail "TCP during a run: $(cat "$T/tcp")"
+_alive $cli && running="still running" || running="finished before"
+wait $cli || fail "pingpong client: $(cat "$T/cli")"
+wait $srv || fail "pingpong server: $(cat "$T/srv")"
+pass "ping and a 20 MB TCP transfer over the veth during an xdp RC pingpong ($running when they ended): $(tail -1 "$T/cli")"
+
+# SIGKILL of the client mid-transfer: ping works, a new pair runs at once.
+PAIR_PORT=$((PAIR_PORT + 1))
+ip netns exec $B timeout 120 "$UROCE" run ibv_rc_pingpong -c -n 1000000 -s 4096 -d xb -g $GB \
+	-p $PAIR_PORT >"$T/srv2" 2>&1 &
+srv=$!
+stop_at_exit $srv
+wait_listen $PAIR_PORT $srv 60 $B || fail "server did not start: $(cat "$T/srv2")"
+ip netns exec $A timeout 120 "$UROCE" run ibv_rc_pingpong -c -n 1000000 -s 4096 -d xa -g $GA \
+	-p $PAIR_PORT 10.232.7.2 >"$T/cli2" 2>&1 &
+cli=$!
+stop_at_exit $cli
+# Mid-transfer: its connection's frames are moving (B's redirect counter).
+before=$(redirected $B $IB)
+for ((i = 0; i < 400; i++)); do
+	[ "$(redirected $B $IB)" -gt $((before + 100)) ] && break
+	sleep 0.05
+done
+[ "$(redirected $B $IB)" -gt $((before + 100)) ] || fail "the transfer did not start"
+victim=$(pgrep -P $cli | head -1)
+[ -n "$victim" ] || fail "no client process under $cli"
+kill -KILL $victim
+wait $cli 2>/dev/null || true
+kill $srv 2>/dev/null || true
+wait $srv 2>/dev/null || true
+ip netns exec $A ping -c 2 -i 0.2 -W 2 10.232.7.2 >/dev/null || fail "ping after SIGKILL"
+pair after-kill $B xb $GB $A xa $GA 10.232.7.2 -- ibv_rc_pingpong -c -n 200 -s 4096
+
+# The frames went through the AF_XDP sockets, on both ends.
+for s in "$A $IA" "$B $IB"; do
+	set -- $s
+	pid=$(eval echo \$attach_$2)
+	kill $pid
+	wait $pid || fail "attach $2: $(cat "$T/attach.$2")"
+	n=$(awk '/^redirected/ {print $2}' "$T/attach.$2")
+	[ "${n:-0}" -gt 1000 ] || fail "$2: only ${n:-0} frames reached an AF_XDP socket"
+	pass "$2: $n frames reached the AF_XDP sockets"
+done
+
+# A 9000-byte MTU: veth has no native XDP there (generic mode), and 4 KiB
+# packets are longer than one UMEM frame: they take the kernel both ways.
+J=xdpjA$id K=xdpjB$id
+make_ns $J
+make_ns $K
+make_veth $J vja$id 10.232.8.1/24 $K vjb$id 10.232.8.2/24
+ip -n $J link set vja$id mtu 9000
+ip -n $K link set vjb$id mtu 9000
+add_dev ja vja$id $J transport xdp
+add_dev jb vjb$id $K transport xdp
+ip netns exec $K "$UROCE" run ibv_devinfo -d jb | grep -Eq 'active_mtu:\s+4096' || fail "jb: active_mtu is not 4096"
+pair jumbo $K jb $(gid_of $K jb 10.232.8.2) $J ja $(gid_of $J ja 10.232.8.1) 10.232.8.2 -- \
+	ibv_rc_pingpong -c -n 200 -s 65536
+
+for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
+	set -- $d
+	ip netns exec $1 "$UROCE" link del $2 || fail "link del $2"
+done
+prog_on $A $IA && fail "a program stayed on $IA after link del"
+prog_on $B $IB && fail "a program stayed on $IB after link del"
+pass "after uroce link del no XDP program remains"
