@@ -37,6 +37,14 @@ skip() { echo "SKIP: $*" >&2; exit $SKIP; }
 pass() { echo "ok: $*"; }
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, /dev/infiniband nodes)"; }
+# Stock Debian programs (perftest, ibv_devinfo) cannot load a provider
+# built with ASan (its runtime must come first): a test that runs them
+# skips in the ASan build (test.sh runs it in the normal build).
+need_plain_provider() {
+	ldd "$UROCE" 2>/dev/null | grep -q libasan &&
+		skip "runs stock verbs programs, which cannot load the ASan-built provider"
+	return 0
+}
 
 # What a test creates in shared places is noted in the build tree's ledger,
 # which tests/lib/leaks.sh checks at the end of the suite.

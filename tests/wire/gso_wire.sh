@@ -12,6 +12,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
+need_plain_provider
 command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
 command -v ethtool >/dev/null || skip "ethtool not installed (scripts/deps.sh)"
 use_private_registry
