@@ -24,7 +24,7 @@ suite=${release%-base}
 packages=(
 	meson ninja-build pkg-config gcc libc6-dev
 	libibverbs-dev libnl-3-dev libnl-route-3-dev liburing-dev
-	libxdp-dev libbpf-dev libisal-dev zlib1g-dev
+	libxdp-dev libbpf-dev libisal-dev zlib1g-dev clang
 	ibverbs-utils ibverbs-providers perftest python3-pyverbs python3 python3-unittest2-
 	iproute2 procps util-linux
 	build-essential debhelper dpkg-dev fakeroot man-db
