@@ -4,8 +4,9 @@
  * and the sizes of its body and response, and the handlers of the address
  * half (ids, bind, resolve, query, listen, options).  The connection half
  * (CONNECT, ACCEPT, REJECT, DISCONNECT, NOTIFY, INIT_QP_ATTR) hands over to
- * conn.c, multicast joins to ucma_mcast.c.  Semantics follow the kernel's ucma.c and cma.c; where they are
- * not obvious the comment names the kernel function.
+ * conn.c, multicast joins to ucma_mcast.c.  Semantics follow the kernel's
+ * ucma.c and cma.c; where they are not obvious the comment names the
+ * kernel function.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -512,7 +513,8 @@ static int cmd_join_mcast(struct ucma_file *f, void *in, uint16_t out_len)
 	struct rdma_ucm_join_mcast *cmd = in;
 	const struct sockaddr *sa = (const struct sockaddr *)&cmd->addr;
 
-	/* the size must be the family's (AF_IB's is refused with AF_IB) */
+	/* an IP address of its family's size (ucma_process_join); AF_IB
+	 * is refused, as everywhere */
 	if (!ucma_addr_len(sa) || cmd->addr_size != ucma_addr_len(sa))
 		return -EINVAL;
 	return join(f, cmd->id, cmd->uid, sa, cmd->join_flags, cmd->response);
