@@ -11,7 +11,9 @@
  *   - a leave with its event still queued takes the event with it;
  *   - two groups on one id, their events in order, then rdma_destroy_id
  *     with both joined (returns: events_reported is counted right);
- *   - EINVAL: a unicast address, a TCP-port-space id, an id on no device.
+ *   - EINVAL: a unicast address, a TCP-port-space id, an id on no device;
+ *   - LEAVE_MCAST written raw: ENOENT for a handle never given, ENOSPC
+ *     for a response too short (ucma_leave_multicast).
  * Usage: mcast_join LOCAL_IPV4 GROUP_IPV4 GROUP2_IPV4 UNICAST_IPV4, under
  * `uroce run` in a namespace of its own.  Exit 0 if every check holds.
  */
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
@@ -105,6 +108,22 @@ static int in_igmp(const struct sockaddr_in *group)
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/* LEAVE_MCAST written raw (rdma/rdma_user_cm.h, ABI 4: command 17, a
+ * destroy_id body, a destroy_id_resp of 4 bytes); errno, or 0. */
+static int raw_leave(uint32_t handle, uint16_t out)
+{
+	struct {
+		uint32_t cmd;
+		uint16_t in, out;
+		uint64_t response;
+		uint32_t id, reserved;
+	} c = { 17, 16, out, 0, handle, 0 };
+	uint32_t events_reported;
+
+	c.response = (uintptr_t)&events_reported;
+	return write(ch->fd, &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : errno;
 }
 
 static void check_join_event(struct rdma_cm_event *ev, struct rdma_cm_id *id, void *context,
@@ -217,6 +236,9 @@ int main(int argc, char **argv)
 	      "join on a TCP id: errno %d, wanted EINVAL", errno);
 	rdma_destroy_id(id2);
 	printf("ok: EINVAL for a unicast address, an id on no device, a TCP id\n");
+	CHECK(raw_leave(0x7ffffff0, 4) == ENOENT, "LEAVE_MCAST of an unknown handle: not ENOENT");
+	CHECK(raw_leave(0x7ffffff0, 2) == ENOSPC, "LEAVE_MCAST with 2 response bytes: not ENOSPC");
+	printf("ok: LEAVE_MCAST: ENOENT for an unknown handle, ENOSPC for a short response\n");
 
 	/* Two groups on an id with no QP, in order; destroyed with both. */
 	id2 = resolved_id(RDMA_PS_UDP, &local, &group);
