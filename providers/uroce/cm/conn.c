@@ -558,6 +558,13 @@ void conn_destroy(struct ucma_ctx *ctx)
 
 /* ---- INIT_QP_ATTR (cm_init_qp_init_attr / _rtr_ / _rts_, cma_ib_init_qp_attr) --- */
 
+uint32_t conn_ud_qkey(const struct ucma_ctx *ctx)
+{
+	if (ctx->ps == RDMA_PS_UDP || ctx->ps == RDMA_PS_TCP || !ctx->conn.qkey)
+		return CM_RDMA_UDP_QKEY;
+	return ctx->conn.qkey;
+}
+
 int conn_init_qp_attr(struct ucma_ctx *ctx, uint32_t state, struct ib_uverbs_qp_attr *a)
 {
 	struct cm_conn *c = &ctx->conn;
@@ -570,8 +577,7 @@ int conn_init_qp_attr(struct ucma_ctx *ctx, uint32_t state, struct ib_uverbs_qp_
 		a->pkey_index = 0;
 		a->port_num = 1;
 		if (ud) {
-			a->qkey = ctx->ps == RDMA_PS_UDP || ctx->ps == RDMA_PS_TCP ? CM_RDMA_UDP_QKEY :
-				  c->qkey ? c->qkey : CM_RDMA_UDP_QKEY;
+			a->qkey = conn_ud_qkey(ctx);
 			a->qp_attr_mask |= IBV_QP_QKEY;
 		} else {
 			/* Before the exchange no remote access; after it

@@ -97,6 +97,9 @@ int conn_establish(struct ucma_ctx *ctx);
 int conn_notify_established(struct ucma_ctx *ctx);
 int conn_reject(struct ucma_ctx *ctx, uint8_t reason, const uint8_t *pd, uint8_t len);
 int conn_disconnect(struct ucma_ctx *ctx);
+/* The Q_Key of a UD id (cma_set_default_qkey): RDMA_UDP_QKEY, or what
+ * SIDR settled outside the UDP port space; INIT_QP_ATTR and multicast. */
+uint32_t conn_ud_qkey(const struct ucma_ctx *ctx);
 int conn_init_qp_attr(struct ucma_ctx *ctx, uint32_t state, struct ib_uverbs_qp_attr *a);
 /* Drop GSI references released under the lock; call without it. */
 void conn_flush_puts(void);

@@ -21,8 +21,7 @@
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct ucma_file *files;
-static struct ucma_ctx **ids;    /* by id; ids are unique in the process */
-static uint32_t n_ids;
+static struct ucma_slots ids;    /* ids are unique in the process */
 
 struct ucma_file *ucma_file_find(int fd)
 {
@@ -32,38 +31,59 @@ struct ucma_file *ucma_file_find(int fd)
 	return NULL;
 }
 
+/* ---- handles ------------------------------------------------------------- */
+
+int ucma_slot_add(struct ucma_slots *t, void *obj, uint32_t *id)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n && t->p[i]; i++)
+		;
+	if (i == t->n) {
+		uint32_t n = t->n ? 2 * t->n : 64;
+		void **p = realloc(t->p, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + t->n, 0, (n - t->n) * sizeof(*p));
+		t->p = p;
+		t->n = n;
+	}
+	t->p[i] = obj;
+	*id = i;
+	return 0;
+}
+
+void *ucma_slot_get(const struct ucma_slots *t, uint32_t id)
+{
+	return id < t->n ? t->p[id] : NULL;
+}
+
+void ucma_slot_del(struct ucma_slots *t, uint32_t id)
+{
+	if (id < t->n)
+		t->p[id] = NULL;
+}
+
 /* ---- ids ------------------------------------------------------------------ */
 
 struct ucma_ctx *ucma_ctx_new(struct ucma_file *f)
 {
 	struct ucma_ctx *ctx = calloc(1, sizeof(*ctx));
-	uint32_t id;
 
 	if (!ctx)
 		return NULL;
-	for (id = 0; id < n_ids && ids[id]; id++)
-		;
-	if (id == n_ids) {
-		uint32_t n = n_ids ? 2 * n_ids : 64;
-		struct ucma_ctx **t = realloc(ids, n * sizeof(*t));
-
-		if (!t) {
-			free(ctx);
-			return NULL;
-		}
-		memset(t + n_ids, 0, (n - n_ids) * sizeof(*t));
-		ids = t;
-		n_ids = n;
+	if (ucma_slot_add(&ids, ctx, &ctx->id)) {
+		free(ctx);
+		return NULL;
 	}
-	ctx->id = id;
 	ctx->file = f;
-	ids[id] = ctx;
 	return ctx;
 }
 
 struct ucma_ctx *ucma_ctx_find(uint32_t id)
 {
-	return id < n_ids ? ids[id] : NULL;
+	return ucma_slot_get(&ids, id);
 }
 
 /* Take EV off F's queue (it is there); the eventfd count follows. */
@@ -109,9 +129,24 @@ uint32_t ucma_ctx_free(struct ucma_ctx *ctx)
 			ucma_ctx_free(ev->conn_req);
 		free(ev);
 	}
-	ids[ctx->id] = NULL;
+	ucma_mcast_free_all(ctx);
+	ucma_slot_del(&ids, ctx->id);
 	free(ctx);
 	return reported;
+}
+
+void ucma_event_drop_mc(struct ucma_mcast *mc)
+{
+	struct ucma_file *f = mc->ctx->file;
+	struct ucma_event *ev, *next;
+
+	for (ev = f->head; ev; ev = next) {
+		next = ev->next;
+		if (ev->mc == mc) {
+			event_unlink(f, ev);
+			free(ev);
+		}
+	}
 }
 
 /* ---- events ---------------------------------------------------------------- */
@@ -161,6 +196,8 @@ int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 			event_unlink(f, ev);
 			*out = ev->resp;
 			ev->ctx->events_reported++;
+			if (ev->mc)
+				ev->mc->events_reported++;
 			if (ev->resp.event == RDMA_CM_EVENT_CONNECT_REQUEST)
 				ev->ctx->backlog++;
 			if (ev->conn_req)
@@ -226,9 +263,12 @@ static int ucma_open(int flags)
  * (connections are left with a DREQ or REJ by conn_destroy).  Lock held. */
 static void file_release(struct ucma_file *f)
 {
-	for (uint32_t i = 0; i < n_ids; i++)
-		if (ids[i] && ids[i]->file == f)
-			ucma_ctx_free(ids[i]);
+	for (uint32_t i = 0; i < ids.n; i++) {
+		struct ucma_ctx *ctx = ids.p[i];
+
+		if (ctx && ctx->file == f)
+			ucma_ctx_free(ctx);
+	}
 }
 
 static void file_free(struct ucma_file *f)
@@ -368,7 +408,7 @@ int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to)
 
 void ucma_for_each_ctx(void (*fn)(struct ucma_ctx *ctx, void *arg), void *arg)
 {
-	for (uint32_t i = 0; i < n_ids; i++)
-		if (ids[i])
-			fn(ids[i], arg);
+	for (uint32_t i = 0; i < ids.n; i++)
+		if (ids.p[i])
+			fn(ids.p[i], arg);
 }

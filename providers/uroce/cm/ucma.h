@@ -74,6 +74,7 @@ struct ucma_event {
 	struct ucma_event *next;
 	struct ucma_ctx *ctx;        /* counts events_reported when taken */
 	struct ucma_ctx *conn_req;   /* CONNECT_REQUEST: the new id */
+	struct ucma_mcast *mc;       /* MULTICAST_JOIN: the group, which counts too */
 	struct rdma_ucm_event_resp resp;
 };
 
@@ -105,8 +106,29 @@ struct ucma_ctx {
 	bool tos_set, reuseaddr, afonly;
 	uint8_t tos;
 	uint8_t ack_timeout;         /* 0: the default */
+	struct ucma_mcast *mcs;      /* groups joined (ucma_mcast.c) */
 	struct cm_conn conn;
 };
+
+/* A multicast group joined by an id (the kernel's struct ucma_multicast):
+ * its own handle, the user's uid for its events, its own count of them. */
+struct ucma_mcast {
+	struct ucma_mcast *next;     /* the id's other groups */
+	uint32_t id;
+	uint64_t uid;
+	struct ucma_ctx *ctx;
+	uint32_t events_reported;
+	struct sockaddr_storage addr;
+};
+
+/* A table of handles (ids, multicast groups): the lowest free slot. */
+struct ucma_slots {
+	void **p;
+	uint32_t n;
+};
+int ucma_slot_add(struct ucma_slots *t, void *obj, uint32_t *id);
+void *ucma_slot_get(const struct ucma_slots *t, uint32_t id);
+void ucma_slot_del(struct ucma_slots *t, uint32_t id);
 
 /* ucma.c */
 struct ucma_ctx *ucma_ctx_new(struct ucma_file *f);
@@ -119,6 +141,8 @@ uint32_t ucma_ctx_free(struct ucma_ctx *ctx);
 struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_t status);
 /* Block (without the lock) until FILE has an event; 0 or -errno. */
 int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out);
+/* Drop MC's events not yet taken (LEAVE_MCAST: ucma_cleanup_mc_events). */
+void ucma_event_drop_mc(struct ucma_mcast *mc);
 struct ucma_file *ucma_file_find(int fd);
 uint64_t uroce_cm_now_ns(void);
 int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to);
@@ -135,15 +159,26 @@ const struct ucma_cmd *ucma_cmd_lookup(uint32_t cmd);
 /* Write LEN bytes of RESP to the caller's response pointer. */
 void ucma_respond(uint64_t response, const void *resp, size_t len);
 
+/* ucma_mcast.c: multicast groups of UD ids (ucma lock held).  Join: an
+ * id of a uroce device, a multicast ADDR; *ID gets the group's handle and
+ * MULTICAST_JOIN is queued.  Leave: 0 and *REPORTED, or -errno. */
+int ucma_mcast_join(struct ucma_ctx *ctx, uint64_t uid, const struct sockaddr *addr, uint32_t *id);
+int ucma_mcast_leave(struct ucma_file *f, uint32_t id, uint32_t *reported);
+void ucma_mcast_free_all(struct ucma_ctx *ctx);
+
 /* ucma_addr.c: address to device */
 /* The uroce device of this namespace holding address SA; -ENODEV if none. */
 int ucma_dev_by_addr(const struct sockaddr *sa, struct ucma_dev *dev);
 int ucma_dev_by_addr_gid(const uint8_t gid[16], struct ucma_dev *dev);
 /* Every uroce device of this namespace (for wildcard listeners); count. */
 int ucma_dev_all(struct ucma_dev *devs, int max);
-/* The source address the kernel's routing picks toward DST (port 0). */
-int ucma_route_src(const struct sockaddr *dst, struct sockaddr_storage *src);
+/* The source address the kernel's routing picks toward DST (port 0); from
+ * FROM if not NULL (a socket bound to it first). */
+int ucma_route_src(const struct sockaddr *dst, const struct sockaddr *from,
+		   struct sockaddr_storage *src);
 bool ucma_addr_any(const struct sockaddr *sa);
+bool ucma_addr_zero(const struct sockaddr *sa);
+bool ucma_addr_multicast(const struct sockaddr *sa);
 uint16_t ucma_addr_port(const struct sockaddr *sa);
 void ucma_addr_set_port(struct sockaddr *sa, uint16_t port);
 /* SA as a 16-byte GID (IPv4-mapped); to and from. */

@@ -20,22 +20,38 @@
 
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+/* The kernel's cma_zero_addr: the wildcard only. */
+bool ucma_addr_zero(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return true;
+}
+
 /* The kernel's cma_any_addr: the wildcard, and loopback too (cma_zero_addr
  * || cma_loopback_addr): an id bound to 127.0.0.1 takes no device and
  * listens on all of them. */
 bool ucma_addr_any(const struct sockaddr *sa)
 {
-	if (sa->sa_family == AF_INET) {
-		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-
-		return a == INADDR_ANY || (a >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-		return IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LOOPBACK(a);
-	}
+	if (sa->sa_family == AF_INET)
+		return ucma_addr_zero(sa) ||
+		       (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return ucma_addr_zero(sa) ||
+		       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 	return true;
+}
+
+/* A multicast address (the kernel's rdma_is_multicast_addr, for IP). */
+bool ucma_addr_multicast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
 }
 
 uint16_t ucma_addr_port(const struct sockaddr *sa)
@@ -215,17 +231,26 @@ int ucma_dev_all(struct ucma_dev *devs, int max)
 	return a.n;
 }
 
-int ucma_route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
+int ucma_route_src(const struct sockaddr *dst, const struct sockaddr *from,
+		   struct sockaddr_storage *src)
 {
 	socklen_t len = sizeof(*src);
 	int fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage b;
 	int ret = 0;
 
 	if (fd < 0)
 		return -errno;
+	if (from) {
+		memcpy(&b, from, ucma_addr_len(from));
+		ucma_addr_set_port((struct sockaddr *)&b, 0);
+		if (bind(fd, (struct sockaddr *)&b, ucma_addr_len(from)))
+			ret = -errno;
+	}
 	/* connect() on a UDP socket runs the route lookup and fixes the
 	 * source address, without sending anything. */
-	if (connect(fd, dst, ucma_addr_len(dst)) || getsockname(fd, (struct sockaddr *)src, &len))
+	if (!ret && (connect(fd, dst, ucma_addr_len(dst)) ||
+		     getsockname(fd, (struct sockaddr *)src, &len)))
 		ret = -errno;
 	close(fd);
 	if (!ret)

@@ -4,8 +4,9 @@
  * and the sizes of its body and response, and the handlers of the address
  * half (ids, bind, resolve, query, listen, options).  The connection half
  * (CONNECT, ACCEPT, REJECT, DISCONNECT, NOTIFY, INIT_QP_ATTR) hands over to
- * conn.c.  Semantics follow the kernel's ucma.c and cma.c; where they are
- * not obvious the comment names the kernel function.
+ * conn.c, multicast joins to ucma_mcast.c.  Semantics follow the kernel's
+ * ucma.c and cma.c; where they are not obvious the comment names the
+ * kernel function.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -174,22 +175,6 @@ static int cmd_bind(struct ucma_file *f, void *in, uint16_t out_len)
 	return WITH_CTX(f, cmd->id, ctx, bind_addr(ctx, (struct sockaddr *)&cmd->addr));
 }
 
-static void mcast_refused(void)
-{
-	static int said;
-
-	if (!said++)
-		fprintf(stderr, "uroce: rdma_join_multicast: not implemented by uroce's rdma CM, "
-			"use ibv_attach_mcast (EOPNOTSUPP)\n");
-}
-
-static bool addr_multicast(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-	return IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
 /* RESOLVE_IP: pick the source (bound address, given one, or the route's),
  * which must be a uroce device's; ADDR_RESOLVED or ADDR_ERROR follows. */
 static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const struct sockaddr *dst)
@@ -214,16 +199,15 @@ static int resolve_ip(struct ucma_ctx *ctx, const struct sockaddr *src, const st
 	}
 	memset(&ctx->dst, 0, sizeof(ctx->dst));
 	memcpy(&ctx->dst, dst, ucma_addr_len(dst));
-	if (addr_multicast(dst)) {
-		/* the first step of a join (mckey): refused as the join is */
-		mcast_refused();
-		ucma_event_queue(ctx, RDMA_CM_EVENT_ADDR_ERROR, -EOPNOTSUPP);
-		return 0;
-	}
 	if (!ctx->have_dev) {
-		uint16_t port = ucma_addr_port((struct sockaddr *)&ctx->src);
+		const struct sockaddr *bound = (const struct sockaddr *)&ctx->src;
+		uint16_t port = ucma_addr_port(bound);
 
-		ret = ucma_route_src(dst, &s);
+		/* A multicast destination (the first step of a join) leaves
+		 * by the interface of a given source, loopback too, with no
+		 * route (ip_route_output_key_hash_rcu's special case). */
+		ret = ucma_route_src(dst, ucma_addr_multicast(dst) && !ucma_addr_zero(bound) ?
+					  bound : NULL, &s);
 		if (!ret)
 			ret = ucma_dev_by_addr((struct sockaddr *)&s, &ctx->dev);
 		if (ret) {
@@ -497,15 +481,59 @@ static int cmd_notify(struct ucma_file *f, void *in, uint16_t out_len)
 	return WITH_CTX(f, cmd->id, ctx, conn_notify_established(ctx));
 }
 
-static int cmd_join(struct ucma_file *f, void *in, uint16_t out_len)
+/* JOIN_IP_MCAST and JOIN_MCAST (ucma_process_join): the group's handle in
+ * a create_id response; MULTICAST_JOIN follows on the id's file. */
+static int join(struct ucma_file *f, uint32_t id, uint64_t uid, const struct sockaddr *addr,
+		uint16_t join_flags, uint64_t response)
 {
-	mcast_refused();
-	return -EOPNOTSUPP;
+	struct rdma_ucm_create_id_resp resp = { 0 };
+	int ret;
+
+	if (join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
+		return -EINVAL;
+	ret = WITH_CTX(f, id, ctx, ucma_mcast_join(ctx, uid, addr, &resp.id));
+	if (!ret)
+		ucma_respond(response, &resp, sizeof(resp));
+	return ret;
 }
 
+static int cmd_join_ip(struct ucma_file *f, void *in, uint16_t out_len)
+{
+	struct rdma_ucm_join_ip_mcast *cmd = in;
+	const struct sockaddr *sa = (const struct sockaddr *)&cmd->addr;
+
+	/* ucma_join_ip_multicast: an IP address, joined as a full member */
+	if (!ucma_addr_len(sa))
+		return -EINVAL;
+	return join(f, cmd->id, cmd->uid, sa, RDMA_MC_JOIN_FLAG_FULLMEMBER, cmd->response);
+}
+
+static int cmd_join_mcast(struct ucma_file *f, void *in, uint16_t out_len)
+{
+	struct rdma_ucm_join_mcast *cmd = in;
+	const struct sockaddr *sa = (const struct sockaddr *)&cmd->addr;
+
+	/* an IP address of its family's size (ucma_process_join); AF_IB
+	 * is refused, as everywhere */
+	if (!ucma_addr_len(sa) || cmd->addr_size != ucma_addr_len(sa))
+		return -EINVAL;
+	return join(f, cmd->id, cmd->uid, sa, cmd->join_flags, cmd->response);
+}
+
+/* LEAVE_MCAST (ucma_leave_multicast): the events reported for the group,
+ * which librdmacm waits to have acknowledged. */
 static int cmd_leave(struct ucma_file *f, void *in, uint16_t out_len)
 {
-	return -ENOENT; /* nothing was ever joined */
+	struct rdma_ucm_destroy_id *cmd = in;
+	struct rdma_ucm_destroy_id_resp resp = { 0 };
+	int ret;
+
+	pthread_mutex_lock(&ucma_lock);
+	ret = ucma_mcast_leave(f, cmd->id, &resp.events_reported);
+	pthread_mutex_unlock(&ucma_lock);
+	if (!ret)
+		ucma_respond(cmd->response, &resp, sizeof(resp));
+	return ret;
 }
 
 /* MIGRATE_ID, written on the new file: the id and its queued events move
@@ -552,13 +580,13 @@ static const struct ucma_cmd cmd_table[] = {
 	CMD(GET_EVENT, cmd_get_event, rdma_ucm_get_event, sizeof(struct rdma_ucm_event_resp)),
 	CMD(SET_OPTION, cmd_set_option, rdma_ucm_set_option, 0),
 	CMD(NOTIFY, cmd_notify, rdma_ucm_notify, 0),
-	CMD(JOIN_IP_MCAST, cmd_join, rdma_ucm_join_ip_mcast, 0),
-	CMD(LEAVE_MCAST, cmd_leave, rdma_ucm_destroy_id, 0),
+	CMD(JOIN_IP_MCAST, cmd_join_ip, rdma_ucm_join_ip_mcast, sizeof(struct rdma_ucm_create_id_resp)),
+	CMD(LEAVE_MCAST, cmd_leave, rdma_ucm_destroy_id, sizeof(struct rdma_ucm_destroy_id_resp)),
 	CMD(MIGRATE_ID, cmd_migrate_id, rdma_ucm_migrate_id, sizeof(struct rdma_ucm_migrate_resp)),
 	CMD(QUERY, cmd_query, rdma_ucm_query, 0),
 	CMD(BIND, cmd_bind, rdma_ucm_bind, 0),
 	CMD(RESOLVE_ADDR, cmd_resolve_addr, rdma_ucm_resolve_addr, 0),
-	CMD(JOIN_MCAST, cmd_join, rdma_ucm_join_mcast, 0),
+	CMD(JOIN_MCAST, cmd_join_mcast, rdma_ucm_join_mcast, sizeof(struct rdma_ucm_create_id_resp)),
 	/* GET_OPTION: the kernel has no handler either (ENOSYS) */
 };
 
