@@ -45,6 +45,7 @@ struct uroce_engine {
 	struct uroce_qp **qp_list;   /* the same QPs, dense, for the timer scan */
 	uint32_t n_qps;
 	atomic_int armed;            /* QPs with a timer running */
+	_Atomic uint64_t acks_sent_gen; /* receive bursts whose ACKs are on the wire */
 
 	/* The device's transport (transport/transport.h): all the engine
 	 * knows of the network. */
@@ -148,6 +149,7 @@ struct uroce_qp_eng {
 	uint32_t msn;
 	bool nak_sent;               /* PSN sequence NAK outstanding (IBTA 9.7.5.1.4) */
 	bool ack_due;                /* a coalesced ACK waits for the end of the receive burst */
+	uint64_t ack_gen;            /* the burst that queued the last ACK (resp.c) */
 	uint32_t ack_psn;
 	uint32_t ack_msn;
 	uint32_t recv_wqe_valid;     /* a receive WQE is taken for the current SEND */
@@ -285,6 +287,9 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt,
 		   const struct uroce_rx *rx);
 /* Send QP's coalesced ACK if one is due (qp->lock held). */
 void uroce_resp_flush_ack(struct uroce_qp *qp);
+/* Before QP's new requests: the ACK it owes, or one another thread has
+ * queued but not yet sent (qp->lock held). */
+void uroce_resp_ack_before_requests(struct uroce_qp *qp);
 /* A receive burst starts: ACKs wait for its end (uroce_resp_flush_acks),
  * one per QP for the highest PSN acknowledged. */
 void uroce_resp_acks_begin(struct uroce_engine *eng);

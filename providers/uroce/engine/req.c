@@ -322,6 +322,12 @@ void uroce_req_progress(struct uroce_qp *qp)
 	sent_from = qe->sq_next;
 	uroce_mem_lock(qp);
 	uroce_tx_begin(qe->eng);
+	/* An ACK this QP owes leaves before (in one batch with) its new
+	 * requests, as a NIC sends it on receipt: a peer whose request was
+	 * answered by a receive learns of the answer after its own send
+	 * completes, never before (perftest -e waits for them in that order). */
+	if (qe->sq_next != qp->sq.prod)
+		uroce_resp_ack_before_requests(qp);
 	while (qe->sq_next != qp->sq.prod) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
 		int done;

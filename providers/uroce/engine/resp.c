@@ -42,15 +42,10 @@ static void send_aeth_msn(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn
 	uroce_pkt_queue(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
 }
 
-void uroce_resp_flush_ack(struct uroce_qp *qp)
+static void send_ack_due(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
-	if (!qe || !qe->ack_due)
-		return;
-	qe->ack_due = false;
-	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
-		return;
 	send_aeth_msn(qp, ROCE_K_ACK, qe->ack_psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
 		      NULL, 0, true, true, 0, qe->ack_msn);
 }
@@ -74,13 +69,53 @@ static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
 #define ACKS_DUE_MAX 64
 static __thread struct {
 	struct uroce_engine *eng;   /* NULL: no burst open, ACKs leave at once */
+	uint64_t gen;               /* this burst's number (eng->acks_sent_gen + 1) */
 	unsigned int n;
 	uint32_t qpn[ACKS_DUE_MAX];
 } acks;
 
+void uroce_resp_flush_ack(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (!qe || !qe->ack_due)
+		return;
+	qe->ack_due = false;
+	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+		return;
+	send_ack_due(qp);
+	/* Inside a burst it waits in this thread's queue until the burst
+	 * ends (uroce_resp_flush_acks). */
+	if (acks.eng == qe->eng)
+		qe->ack_gen = acks.gen;
+}
+
+/*
+ * A NIC acknowledges a request on receipt, so the peer sees the ACK of its
+ * request before any request this QP sends after the receive completed
+ * (programs rely on it: perftest -e takes its send completion first).
+ * Here the ACK may wait in the queue of the thread that ran the burst,
+ * not yet sent, while the application posts: then it is said again, first.
+ * The requester drops the later copy: it acknowledges nothing new.
+ */
+void uroce_resp_ack_before_requests(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+
+	if (qe->ack_due) {
+		uroce_resp_flush_ack(qp);
+		return;
+	}
+	if (qe->ack_gen && !(acks.eng == qe->eng && acks.gen == qe->ack_gen) &&
+	    qe->ack_gen > atomic_load(&qe->eng->acks_sent_gen) &&
+	    qp->state >= IBV_QPS_RTR && qp->state != IBV_QPS_ERR)
+		send_ack_due(qp);
+}
+
 void uroce_resp_acks_begin(struct uroce_engine *eng)
 {
 	acks.eng = eng;
+	acks.gen = atomic_load(&eng->acks_sent_gen) + 1;
 	acks.n = 0;
 }
 
@@ -100,6 +135,9 @@ void uroce_resp_flush_acks(struct uroce_engine *eng)
 		uroce_resp_flush_ack(qp);
 		pthread_mutex_unlock(&qp->lock);
 	}
+	/* The burst's ACKs (and responses) go now: then they are on the wire. */
+	uroce_tx_flush();
+	atomic_store(&eng->acks_sent_gen, acks.gen);
 	acks.n = 0;
 	acks.eng = NULL;
 }
