@@ -72,7 +72,13 @@
 	X(DROP_CM_NO_OWNER, "drop_cm_no_owner")                                \
 	X(CM_REJ_NO_LISTENER, "cm_rej_no_listener_sent")                       \
 	/* engine/cc.c: congestion control */                                  \
-	X(CC_DECREASES, "cc_window_decreases")
+	X(CC_DECREASES, "cc_window_decreases")                                 \
+	/* transport/xdp: frames lost between the NIC queue and the engine */ \
+	X(XDP_RX_DROPPED, "xdp_rx_dropped")                                    \
+	X(XDP_RX_RING_FULL, "xdp_rx_ring_full")                                \
+	X(XDP_FILL_RING_EMPTY, "xdp_fill_ring_empty")                          \
+	X(XDP_TX_INVALID, "xdp_tx_invalid")                                    \
+	X(XDP_TX_NO_FRAME, "xdp_tx_no_frame")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

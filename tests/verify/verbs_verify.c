@@ -9,8 +9,12 @@
  * status on the requester, flush what follows, and leave the target's
  * memory untouched.
  *
- *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED]          (server)
- *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED] [-u FILE] HOST  (client)
+ *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED] [-t T]          (server)
+ *   verbs_verify -d DEV -g GIDX -p PORT [-n ITERS] [-s SEED] [-t T] [-u FILE] HOST  (client)
+ *
+ * -t sets the RC QPs' local ACK timeout, 4.096 us * 2^T (default 14, 67 ms,
+ * perftest's); a path whose packets may wait longer needs more (the RDMA
+ * CM derives it from the path's packet lifetime: 16-18 for RoCE).
  *
  * The RC, UC and UD connections stay up through every round; one round
  * runs, and with -u the client runs more, until FILE exists: a test that
@@ -33,7 +37,7 @@
 
 enum { BUF = 8 << 20, MAXMSG = 1 << 20, NSGE = 16, DEPTH = 64 };
 
-static int is_client, gidx = 0, iters = 200;
+static int is_client, gidx = 0, iters = 200, ack_timeout = 14;
 static unsigned int seed = 1;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd, *pd2;
@@ -210,7 +214,7 @@ static void conn_up(struct conn *c, enum ibv_qp_type type)
 	a.sq_psn = c->me.psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (type == IBV_QPT_RC) {
-		a.timeout = 14;
+		a.timeout = (uint8_t)ack_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 16;
@@ -683,18 +687,23 @@ int main(int argc, char **argv)
 	const char *dev = NULL, *port = "19876", *host = NULL, *until = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:p:n:s:u:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:p:n:s:t:u:")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'g': gidx = atoi(optarg); break;
 		case 'p': port = optarg; break;
 		case 'n': iters = atoi(optarg); break;
 		case 's': seed = (unsigned int)atoi(optarg); break;
+		case 't': ack_timeout = atoi(optarg); break;
 		case 'u': until = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX [-p PORT] [-n ITERS] [-s SEED] [-u FILE] [HOST]\n", argv[0]);
+			fprintf(stderr, "usage: %s -d DEV -g GIDX [-p PORT] [-n ITERS] [-s SEED] [-t ACK_TIMEOUT] [-u FILE] [HOST]\n", argv[0]);
 			return 2;
 		}
+	}
+	if (ack_timeout < 1 || ack_timeout > 31) {
+		fprintf(stderr, "verbs_verify: -t takes 1..31 (4.096 us * 2^T)\n");
+		return 2;
 	}
 	if (optind < argc)
 		host = argv[optind];

@@ -258,6 +258,28 @@ static void read_keep_ahead(struct uroce_qp *qp, struct uroce_send_wqe *w, uint3
 	qe->rd_kept |= 1ull << (ahead - 1);
 }
 
+/*
+ * Is the READ response at EXPECT lost, now that the one for PSN (beyond
+ * it) came?  Only if READ_REORDER_SLACK responses or more came past it, or
+ * PSN is the last response asked for so far (nothing later will show the
+ * gap).  A response overtaken by a few later ones is late, not lost: asking
+ * for it again at once makes the responder execute the rest of the READ
+ * again (IBTA 9.7.5.1.1: a duplicate READ is executed again, up to 64
+ * packets here) while the originals are still on the way, and on a wire
+ * that reorders often these re-requests, each answered with a burst of
+ * duplicates, filled the wire's queue until responses took longer than the
+ * ACK timeout (docs/xdp.md, "Reordering").  As TCP's duplicate-ACK
+ * threshold, a small count of later responses tells reordering from loss;
+ * a real loss costs those few packets' time more.
+ */
+enum { READ_REORDER_SLACK = 4 };
+
+static bool read_gap_lost(const struct uroce_qp_eng *qe, uint32_t expect, uint32_t psn)
+{
+	return psn_diff(psn, expect) >= READ_REORDER_SLACK ||
+	       psn_diff(psn_add(qe->cur_psn, -1u), psn) <= 0;
+}
+
 static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
@@ -276,7 +298,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		 * from the gap. */
 		if (psn_diff(pkt->psn, expect) > 0) {
 			read_keep_ahead(qp, w, expect, pkt);
-			if (psn_diff(qe->cur_psn, expect) > 0)
+			if (psn_diff(qe->cur_psn, expect) > 0 && read_gap_lost(qe, expect, pkt->psn))
 				resend_from(qp, expect, pkt->psn, false);
 		} else {
 			uroce_count(qe->eng, UROCE_STAT_DUPLICATES, 1);

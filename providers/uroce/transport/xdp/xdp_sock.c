@@ -112,6 +112,14 @@ int uroce_xsk_fd(const struct uroce_xsk *x)
 	return xsk_socket__fd(x->xsk);
 }
 
+int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st)
+{
+	socklen_t len = sizeof(*st);
+
+	memset(st, 0, sizeof(*st));
+	return getsockopt(xsk_socket__fd(x->xsk), SOL_XDP, XDP_STATISTICS, st, &len) ? -errno : 0;
+}
+
 /* Take back the frames the kernel has finished sending. */
 static void reclaim(struct uroce_xsk *x)
 {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
 #define UROCE_XSK_FRAMES 4096
@@ -48,6 +49,9 @@ int uroce_xsk_kick(struct uroce_xsk *x);
 
 /* Up to MAX (<= UROCE_XSK_BATCH) received frames into FRAMES/LENS; they
  * stay the caller's until uroce_xsk_rx_done gives them back to the kernel. */
+/* The kernel's counters of the socket (XDP_STATISTICS); 0 or -errno. */
+int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st);
+
 int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned int max);
 void uroce_xsk_rx_done(struct uroce_xsk *x);
 

@@ -22,7 +22,9 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <bpf/bpf.h>
+#include <uroce/stats.h>
 
 #include "../transport.h"
 #include "netdev.h"
@@ -34,6 +36,7 @@
 #define RESOLVE_WAIT_MS 1000
 #define MAX_BURST 64
 #define MAX_HLEN (UROCE_ETH_HLEN + UROCE_IP6_HLEN + UROCE_UDP_HLEN)
+#define STATS_EVERY_NS 10000000ull   /* reading the socket's counters: 10 ms */
 
 extern const struct uroce_xport_ops uroce_xdp_ops;
 
@@ -51,6 +54,9 @@ struct xdp_xport {
 	struct uroce_xsk *xsk;              /* NULL: another process has the queue */
 	struct uroce_xdp_nl *nl;
 	pthread_mutex_t tx_lock;
+	uint64_t *counters;                 /* enum uroce_stat */
+	struct xdp_statistics seen;         /* the socket's counters already counted */
+	uint64_t stats_ns;                  /* when they were read */
 	uint8_t steered[UROCE_XDP_MAX_QPNS / 8];   /* QPNs we entered in the map */
 };
 
@@ -59,10 +65,45 @@ static struct xdp_xport *xx(struct uroce_xport *x)
 	return (struct xdp_xport *)x;
 }
 
+static void count(struct xdp_xport *t, enum uroce_stat e, uint64_t n)
+{
+	if (t->counters && n)
+		__atomic_fetch_add(&t->counters[e], n, __ATOMIC_RELAXED);
+}
+
+/* Add what the kernel counted for the socket since the last look (frames
+ * it dropped on the way in, descriptors it refused) to the device's
+ * counters; at most every STATS_EVERY_NS unless FORCE.  Called by the one
+ * thread that receives (transport.h) and by close. */
+static void account_xsk(struct xdp_xport *t, bool force)
+{
+	struct xdp_statistics st;
+	struct timespec ts;
+	uint64_t now;
+
+	if (!t->xsk || !t->counters)
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (!force && now - t->stats_ns < STATS_EVERY_NS)
+		return;
+	t->stats_ns = now;
+	if (uroce_xsk_stats(t->xsk, &st))
+		return;
+	count(t, UROCE_STAT_XDP_RX_DROPPED, st.rx_dropped - t->seen.rx_dropped);
+	count(t, UROCE_STAT_XDP_RX_RING_FULL, st.rx_ring_full - t->seen.rx_ring_full);
+	count(t, UROCE_STAT_XDP_FILL_RING_EMPTY,
+	      st.rx_fill_ring_empty_descs - t->seen.rx_fill_ring_empty_descs);
+	count(t, UROCE_STAT_XDP_TX_INVALID, st.tx_invalid_descs - t->seen.tx_invalid_descs);
+	t->seen = st;
+}
+
 static void xdp_close(struct uroce_xport *x)
 {
 	struct xdp_xport *t = xx(x);
 	uint32_t qpn;
+
+	account_xsk(t, true);
 
 	if (t->xsk && t->have_prog)
 		for (qpn = 0; qpn < UROCE_XDP_MAX_QPNS; qpn++)
@@ -121,6 +162,7 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	t->head.fd = -1;
 	pthread_mutex_init(&t->tx_lock, NULL);
 	snprintf(t->devname, sizeof(t->devname), "%s", conf->devname);
+	t->counters = conf->counters;
 	snprintf(t->netdev, sizeof(t->netdev), "%s", conf->netdev);
 	snprintf(t->nsid, sizeof(t->nsid), "0");
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
@@ -204,8 +246,10 @@ static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const u
 	uint8_t *f;
 
 	f = uroce_xsk_tx_frame(t->xsk, &addr);
-	if (!f)
+	if (!f) {
+		count(t, UROCE_STAT_XDP_TX_NO_FRAME, 1);
 		return -EAGAIN;
+	}
 	off = hlen;
 	for (uint32_t i = 0; i < pkt->iovcnt; i++) {
 		if (off + pkt->iov[i].iov_len > UROCE_XDP_MAX_FRAME) {
@@ -268,6 +312,7 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 	int n = 0, got, more;
 
 	if (t->xsk) {
+		account_xsk(t, false);
 		got = uroce_xsk_rx(t->xsk, frames, lens, max);
 		for (int i = 0; i < got; i++)
 			if (uroce_frame_parse(frames[i], lens[i], &pkts[n]) == 0)
