@@ -35,11 +35,19 @@ GOALS = [
 
 
 def load(path):
+    """WHERE -> NAME -> KEY -> value (float where it parses).  Lines that are
+    not four tab-separated fields are reported on stderr, not dropped
+    silently."""
     res = defaultdict(lambda: defaultdict(dict))
+    bad = 0
     with open(path) as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
+        for n, line in enumerate(f, 1):
+            parts = line.rstrip("\r\n").split("\t")
             if len(parts) != 4:
+                if line.strip():
+                    bad += 1
+                    print(f"report: {path}:{n}: not WHERE<TAB>NAME<TAB>KEY<TAB>VALUE: {line.strip()!r}",
+                          file=sys.stderr)
                 continue
             where, name, key, val = parts
             try:
@@ -47,7 +55,7 @@ def load(path):
             except ValueError:
                 pass
             res[where][name][key] = val
-    return res
+    return res, bad
 
 
 def fig(res, where, name, key):
@@ -74,17 +82,19 @@ def goals(res):
 
 
 def cpu_table(res):
+    """One row per measurement and side: CPU seconds, per GB and per million
+    messages moved (bytes and msgs as bench/run.sh recorded them)."""
     rows = []
     for where in res:
         for name, f in res[where].items():
-            b, m = f.get("bytes"), f.get("msgs")
+            b, m = fig(res, where, name, "bytes"), fig(res, where, name, "msgs")
             for side in ("server", "client"):
-                c = f.get("cpu_s_" + side)
-                if not isinstance(c, float):
+                c = fig(res, where, name, "cpu_s_" + side)
+                if c is None:
                     continue
                 rows.append(dict(where=where, name=name, side=side, cpu_s=c,
-                                 per_gb=c / (b / 1e9) if isinstance(b, float) and b else None,
-                                 per_mmsg=c / (m / 1e6) if isinstance(m, float) and m else None))
+                                 per_gb=c / (b / 1e9) if b else None,
+                                 per_mmsg=c / (m / 1e6) if m else None))
     return rows
 
 
@@ -99,7 +109,7 @@ def plot(res, path):
         import matplotlib.pyplot as plt
     except ImportError:
         print("report: no matplotlib (python3-matplotlib): no plot", file=sys.stderr)
-        return
+        return False
     panels = [
         ("one-way latency, µs (lower is better)", [
             ("UDP ping-pong", "udp_ping", "oneway_us"), ("qperf tcp_lat", "qperf_tcp_lat", "lat_us"),
@@ -135,28 +145,50 @@ def plot(res, path):
         ax.legend(fontsize=8)
     fig_.tight_layout()
     fig_.savefig(path, dpi=90)
+    return True
+
+
+def print_goals(g, out=sys.stdout):
+    print("\n== goals (ratio = uroce / peer of the same run and path)", file=out)
+    print(f"{'where':5} {'goal':62} {'uroce':>9} {'peer':>9} {'ratio':>7} {'target':>9}  met", file=out)
+    for r in g:
+        if r["error"]:
+            met = "ERROR: " + r["error"]
+        elif r["uroce"] is None and r["peer"] is None:
+            met = "not measured"
+        else:
+            met = {None: "-", True: "yes", False: "no"}[r["met"]]
+        print(f"{r['where']:5} {r['goal']:62} {fmt(r['uroce']):>9} {fmt(r['peer']):>9} "
+              f"{fmt(r['ratio']):>7} {r['target']:>9}  {met}", file=out)
+    n = [r for r in g if r["met"] is not None]
+    print(f"{sum(1 for r in n if r['met'])} of {len(n)} goals with both figures met", file=out)
+
+
+def print_cpu(c, out=sys.stdout):
+    print("\n== CPU seconds per side (user + system of the process tree)", file=out)
+    print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'s/GB':>8} {'s/Mmsg':>8}", file=out)
+    for r in c:
+        print(f"{r['where']:5} {r['name']:22} {r['side']:6} {r['cpu_s']:7.2f} "
+              f"{fmt(r['per_gb']):>8} {fmt(r['per_mmsg']):>8}", file=out)
 
 
 def main():
-    res = load(sys.argv[1])
+    if len(sys.argv) != 3:
+        sys.exit("usage: report.py RESULTS.tsv OUTDIR")
+    res, bad = load(sys.argv[1])
     outdir = sys.argv[2]
+    if not res:
+        sys.exit(f"report: no figures in {sys.argv[1]} ({bad} malformed lines)")
     g = goals(res)
-    print("\n== goals (ratio = uroce / peer of the same run and path)")
-    print(f"{'where':5} {'goal':62} {'uroce':>9} {'peer':>9} {'ratio':>7} {'target':>9}  met")
-    for r in g:
-        met = "ERROR: " + r["error"] if r["error"] else {None: "-", True: "yes", False: "no"}[r["met"]]
-        print(f"{r['where']:5} {r['goal']:62} {fmt(r['uroce']):>9} {fmt(r['peer']):>9} "
-              f"{fmt(r['ratio']):>7} {r['target']:>9}  {met}")
+    print_goals(g)
     c = cpu_table(res)
-    print("\n== CPU seconds per side (user + system of the process tree)")
-    print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'s/GB':>8} {'s/Mmsg':>8}")
-    for r in c:
-        print(f"{r['where']:5} {r['name']:22} {r['side']:6} {r['cpu_s']:7.2f} "
-              f"{fmt(r['per_gb']):>8} {fmt(r['per_mmsg']):>8}")
+    print_cpu(c)
     with open(outdir + "/results.json", "w") as f:
         json.dump(dict(results=res, goals=g, cpu=c), f, indent=1)
-    plot(res, outdir + "/results.png")
-    print(f"\nwrote {outdir}/results.json and {outdir}/results.png")
+    png = " and results.png" if plot(res, outdir + "/results.png") else ""
+    print(f"\nwrote {outdir}/results.json{png}")
+    if bad:
+        sys.exit(f"report: {bad} malformed lines in {sys.argv[1]}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""bench/report.py on a fixed results.tsv (tests/bench/results.tsv): every
+goal of issue 14 is printed for lo and veth with its uroce figure, peer
+figure, ratio, target and verdict, the CPU table has seconds per GB and per
+million messages for both sides, and results.json says the same.  A file
+without figures or with malformed lines fails loudly.  No root needed.
+
+usage: test_report.py REPORT_PY RESULTS_TSV
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+report, tsv = sys.argv[1], sys.argv[2]
+fails = []
+
+
+def check(cond, what):
+    if not cond:
+        fails.append(what)
+        print("FAIL:", what)
+
+
+def run(path, outdir):
+    return subprocess.run([sys.executable, report, path, outdir], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, MPLBACKEND="Agg"))
+
+
+# (where, goal title starts with, uroce, peer, ratio, verdict); ratios from the
+# fixture's figures worked out by hand.
+GOALS = [
+    ("lo", "latency: ib_send_lat", "5.00", "4.00", "1.25", "yes"),
+    ("lo", "latency: ib_write_lat", "8.00", "4.00", "2.00", "no"),
+    ("lo", "latency: ib_read_lat", "6.00", "4.00", "1.50", "yes"),
+    ("lo", "bandwidth: ib_write_bw 1 MiB", "25.00", "20.00", "1.25", "yes"),
+    ("lo", "bandwidth: ib_send_bw 1 MiB", "10.00", "20.00", "0.50", "no"),
+    ("lo", "moonshot: ib_write_bw 1 MiB", "25.00", "40.00", "0.62", "no"),
+    ("lo", "message rate: ib_send_bw 64 B", "1.50", "0.50", "3.00", "yes"),
+    ("lo", "message rate: ib_write_bw 64 B", "0.25", "0.50", "0.50", "no"),
+    ("lo", "scale: ib_write_bw 64 KiB -q 128", "6.00", "4.00", "1.50", "yes"),
+    ("lo", "CPU: idle process", "0.05", "-", "-", "yes"),
+    ("veth", "latency: ib_send_lat", "10.00", "8.00", "1.25", "yes"),
+    ("veth", "latency: ib_write_lat", "16.00", "8.00", "2.00", "no"),
+    ("veth", "latency: ib_read_lat", "-", "8.00", "-", "ERROR: Completion with error at client"),
+    ("veth", "bandwidth: ib_write_bw 1 MiB", "25.00", "20.00", "1.25", "yes"),
+    ("veth", "bandwidth: ib_send_bw 1 MiB", "10.00", "20.00", "0.50", "no"),
+    ("veth", "moonshot: ib_write_bw 1 MiB", "25.00", "-", "-", "ERROR: udp_peer failed"),
+    ("veth", "message rate: ib_send_bw 64 B", "1.50", "0.50", "3.00", "yes"),
+    ("veth", "message rate: ib_write_bw 64 B", "0.25", "0.50", "0.50", "no"),
+    ("veth", "scale: ib_write_bw 64 KiB -q 128", "6.00", "4.00", "1.50", "yes"),
+    ("veth", "CPU: idle process", "3.00", "-", "-", "no"),
+]
+# (where, measurement, side, cpu s, s/GB, s/Mmsg)
+CPU = [
+    ("lo", "udp_mmsg", "server", "2.00", "31.25", "2.00"),
+    ("lo", "udp_mmsg", "client", "1.00", "15.62", "1.00"),
+    ("lo", "iperf3_tcp", "server", "2.00", "0.40", "-"),
+    ("lo", "iperf3_tcp", "client", "1.00", "0.20", "-"),
+    ("lo", "ib_write_bw_1m", "server", "0.50", "0.50", "500.00"),
+    ("lo", "ib_write_bw_1m", "client", "1.50", "1.50", "1500.00"),
+    ("veth", "ib_write_bw_1m", "server", "0.50", "0.50", "500.00"),
+    ("veth", "ib_write_bw_1m", "client", "1.50", "1.50", "1500.00"),
+]
+
+with tempfile.TemporaryDirectory() as d:
+    p = run(tsv, d)
+    print(p.stdout, p.stderr, sep="")
+    check(p.returncode == 0, f"report.py exit {p.returncode}")
+    out = p.stdout
+    goals_part = out.split("== goals", 1)[-1].split("== CPU", 1)[0]
+    cpu_part = out.split("== CPU", 1)[-1]
+    rows = [l for l in goals_part.splitlines() if re.match(r"(lo|veth) ", l)]
+    check(len(rows) == len(GOALS), f"{len(rows)} goal rows, want {len(GOALS)}")
+    for where, title, u, peer, ratio, met in GOALS:
+        pat = (rf"^{where} +{re.escape(title)}.*? {re.escape(u)} +{re.escape(peer)} +"
+               rf"{re.escape(ratio)} +[<>~]=?.*?  {re.escape(met)}$")
+        check(any(re.match(pat, l) for l in rows), f"goal row {where} {title!r} {u} {peer} {ratio} {met}")
+    for where, name, side, c, gb, mm in CPU:
+        pat = rf"^{where} +{name} +{side} +{c} +{re.escape(gb)} +{re.escape(mm)}$"
+        check(re.search(pat, cpu_part, re.M), f"cpu row {where} {name} {side} {c} {gb} {mm}")
+    try:
+        j = json.load(open(os.path.join(d, "results.json")))
+        check(len(j["goals"]) == len(GOALS), f"results.json has {len(j['goals'])} goals")
+        check(sum(1 for g in j["goals"] if g["met"] is True) == 10, "results.json: 10 goals met")
+        check(j["results"]["lo"]["udp_ping"]["oneway_us"] == 4.0, "results.json keeps the figures")
+        check(len(j["cpu"]) == 12, f"results.json has {len(j['cpu'])} cpu rows, want 12")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"results.json: {e}")
+
+    # No figures at all, or malformed lines: a clear error, never empty tables.
+    empty = os.path.join(d, "empty.tsv")
+    open(empty, "w").close()
+    p = run(empty, d)
+    check(p.returncode != 0 and "no figures" in p.stderr, "an empty results.tsv fails with 'no figures'")
+    bad = os.path.join(d, "bad.tsv")
+    with open(bad, "w") as f:
+        f.write(open(tsv).read())
+        f.write("lo ib_send_lat lat_typical_us 5.0\n")
+    p = run(bad, d)
+    check(p.returncode != 0 and "bad.tsv:" in p.stderr and "lo    latency" in p.stdout,
+          "a malformed line is named on stderr, the tables still print, exit non-zero")
+
+print("FAILED:" if fails else "ok", len(fails), "failures")
+sys.exit(1 if fails else 0)
