@@ -96,6 +96,13 @@ enum uroce_stat {
  * another's), updated under flock(LOCK_EX) on the directory.  Readers index counters
  * by position: bump UROCE_STATS_VERSION when UROCE_STAT_LIST changes
  * other than by appending. */
+/* Add N to counter E of COUNTERS (UROCE_STAT_COUNT entries, shared by the
+ * threads of a process). */
+static inline void uroce_stat_add(uint64_t *counters, enum uroce_stat e, uint64_t n)
+{
+	__atomic_fetch_add(&counters[e], n, __ATOMIC_RELAXED);
+}
+
 #define UROCE_STATS_MAGIC 0x75726f63u /* "uroc" */
 #define UROCE_STATS_VERSION 1
 #define UROCE_STATS_RETIRED "retired" /* ".<uid>" follows; older builds wrote "retired" */

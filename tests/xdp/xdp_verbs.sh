@@ -77,11 +77,9 @@ stop_at_exit $cli
 ip netns exec $A ping -c 5 -i 0.2 -W 2 10.232.7.2 >"$T/ping" || fail "ping during a run: $(cat "$T/ping")"
 tport=$((PAIR_PORT + 1000))
 ip netns exec $B timeout 60 iperf3 -s -1 -p $tport >"$T/iperf" 2>&1 &
-stop_at_exit $!
-for ((i = 0; i < 200; i++)); do
-	ip netns exec $B ss -ltnH "sport = :$tport" | grep -q LISTEN && break
-	sleep 0.05
-done
+iperf=$!
+stop_at_exit $iperf
+wait_listen $tport $iperf 30 $B || fail "iperf3 server did not start: $(cat "$T/iperf")"
 ip netns exec $A timeout 60 iperf3 -c 10.232.7.2 -p $tport -n 20M >"$T/tcp" 2>&1 || fail "TCP during a run: $(cat "$T/tcp")"
 _alive $cli && running="still running" || running="finished before"
 wait $cli || fail "pingpong client: $(cat "$T/cli")"

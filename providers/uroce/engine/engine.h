@@ -93,7 +93,7 @@ static inline enum uroce_stat uroce_nak_stat(enum uroce_stat base, uint8_t code)
 /* Count N events of kind E on ENG. */
 static inline void uroce_count(struct uroce_engine *eng, enum uroce_stat e, uint64_t n)
 {
-	__atomic_fetch_add(&eng->stats->counters[e], n, __ATOMIC_RELAXED);
+	uroce_stat_add(eng->stats->counters, e, n);
 }
 
 /* Per-QP protocol state, hung on qp->engine. */

@@ -152,7 +152,7 @@ static void fwd_to_rx(struct udp_xport *u, struct udp_rxstate *st, unsigned int 
 	 * tx_packets = rx_packets - forwarded_in still holds). */
 	rx->forwarded = !(h.ttl & UDP_FWD_DIRECT);
 	if (rx->forwarded)
-		__atomic_fetch_add(&u->counters[UROCE_STAT_FORWARDED_IN], 1, __ATOMIC_RELAXED);
+		uroce_stat_add(u->counters, UROCE_STAT_FORWARDED_IN, 1);
 }
 
 /* Hand out pending packets into PKTS[0..MAX); returns how many. */

@@ -68,7 +68,7 @@ static struct xdp_xport *xx(struct uroce_xport *x)
 static void count(struct xdp_xport *t, enum uroce_stat e, uint64_t n)
 {
 	if (t->counters && n)
-		__atomic_fetch_add(&t->counters[e], n, __ATOMIC_RELAXED);
+		uroce_stat_add(t->counters, e, n);
 }
 
 /* Add what the kernel counted for the socket since the last look (frames
