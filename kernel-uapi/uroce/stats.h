@@ -78,7 +78,10 @@
 	X(XDP_RX_RING_FULL, "xdp_rx_ring_full")                                \
 	X(XDP_FILL_RING_EMPTY, "xdp_fill_ring_empty")                          \
 	X(XDP_TX_INVALID, "xdp_tx_invalid")                                    \
-	X(XDP_TX_NO_FRAME, "xdp_tx_no_frame")
+	X(XDP_TX_NO_FRAME, "xdp_tx_no_frame")                                  \
+	/* engine/pkt.c: packets a transport's send refused (the peer's       \
+	 * retransmission or ours recovers them) */                            \
+	X(TX_NOT_SENT, "tx_packets_not_sent")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

@@ -90,7 +90,7 @@ verify() {
 	echo "$counters" | sed 's/^/   wire: /'
 	local k d line=""
 	for k in retransmissions ack_timeouts naks_sent_psn_sequence duplicate_requests \
-		 drop_bad_icrc drop_stale_response retry_exceeded drop_uc_partial_message \
+		 drop_bad_icrc drop_stale_response retry_exceeded drop_uc_partial_message tx_packets_not_sent \
 		 ${UROCE_TEST_TRANSPORT:+xdp_rx_dropped xdp_rx_ring_full xdp_fill_ring_empty xdp_tx_no_frame}; do
 		d=$(stat_delta $k "$before" "$after")
 		[ -z "$d" ] || line+=" $k=$d"

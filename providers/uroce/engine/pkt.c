@@ -122,6 +122,8 @@ int uroce_tx_flush(void)
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, r);
 		done += r;
 	}
+	if (ret)
+		uroce_count(eng, UROCE_STAT_TX_NOT_SENT, n - done);
 	if (ret && uroce_debug)
 		fprintf(stderr, "uroce: %s: %u of %u packets not sent: %s\n", eng->devname, n - done,
 			n, strerror(-ret));
