@@ -1,13 +1,14 @@
 #!/bin/bash
 # verbs_ext (our own, public verbs API only): extended CQs and timestamps,
 # memory windows, ODP and rereg_mr, ATOMIC WRITE, XRC, with data checks and
-# error cases, and verbs_mcast (UD multicast, two processes), on a device on
-# lo in a namespace of the test's own.
+# error cases, verbs_mcast (UD multicast, two processes) and verbs_teardown
+# (a responder that stops its QP at its receive completion has ACKed the
+# SEND), on a device on lo in a namespace of the test's own.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
 isolate_netns "$@"
-: "${VERBS_EXT:?}" "${VERBS_MCAST:?}"
+: "${VERBS_EXT:?}" "${VERBS_MCAST:?}" "${VERBS_TEARDOWN:?}"
 use_private_registry
 add_dev ext0 lo
 gid=$(gid_of "" ext0 127.0.0.1)
@@ -19,3 +20,6 @@ pass "verbs_ext"
 timeout 120 "$UROCE" run "$VERBS_MCAST" -d ext0 -g "$gid" || rc=$?
 [ $rc -eq 0 ] || fail "verbs_mcast (exit $rc)"
 pass "verbs_mcast"
+timeout 120 "$UROCE" run "$VERBS_TEARDOWN" -d ext0 -g "$gid" || rc=$?
+[ $rc -eq 0 ] || fail "verbs_teardown (exit $rc)"
+pass "verbs_teardown"

@@ -629,6 +629,7 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp)
 	pthread_rwlock_unlock(&eng->qps_lock);
 	/* Nothing can find the QP now; wait for a packet being processed. */
 	pthread_mutex_lock(&qp->lock);
+	uroce_engine_qp_leaving(qp);
 	uroce_engine_arm(qe, false);
 	pthread_mutex_unlock(&qp->lock);
 	pthread_mutex_lock(&eng->rx_lock);
@@ -643,6 +644,18 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp)
 static uint32_t mtu_bytes(enum ibv_mtu m)
 {
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 1024;
+}
+
+/*
+ * A NIC acknowledges a request on receipt.  Here the ACK may still wait for
+ * the end of the receive burst when the application, which already saw the
+ * receive completion, moves the QP to Error or Reset (rdma_disconnect) or
+ * destroys it: it leaves now, or the peer's send never completes.
+ */
+void uroce_engine_qp_leaving(struct uroce_qp *qp)
+{
+	if (qp->engine)
+		uroce_resp_ack_before_requests(qp);
 }
 
 void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,

@@ -285,6 +285,9 @@ int uroce_fill_recv(struct uroce_ring *r, uint32_t max_sge, const struct ibv_rec
 
 /* Give QP a device-unique QPN (shared with other processes); 0 or errno. */
 int uroce_engine_qp_create(struct uroce_qp *qp);
+/* The QP's state is about to change (qp->lock held): what it owes the
+ * peer leaves first. */
+void uroce_engine_qp_leaving(struct uroce_qp *qp);
 /* State or attributes changed (called with qp->lock held, after the change). */
 void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 			      int attr_mask);

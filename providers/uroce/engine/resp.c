@@ -81,7 +81,8 @@ void uroce_resp_flush_ack(struct uroce_qp *qp)
 	if (!qe || !qe->ack_due)
 		return;
 	qe->ack_due = false;
-	if (qp->state < IBV_QPS_RTR || qp->state == IBV_QPS_ERR)
+	/* Owed for requests received before an error: still sent. */
+	if (qp->state < IBV_QPS_RTR)
 		return;
 	send_ack_due(qp);
 	/* Inside a burst it waits in this thread's queue until the burst
@@ -107,8 +108,7 @@ void uroce_resp_ack_before_requests(struct uroce_qp *qp)
 		return;
 	}
 	if (qe->ack_gen && !(acks.eng == qe->eng && acks.gen == qe->ack_gen) &&
-	    qe->ack_gen > atomic_load(&qe->eng->acks_sent_gen) &&
-	    qp->state >= IBV_QPS_RTR && qp->state != IBV_QPS_ERR)
+	    qe->ack_gen > atomic_load(&qe->eng->acks_sent_gen) && qp->state >= IBV_QPS_RTR)
 		send_ack_due(qp);
 }
 

@@ -291,6 +291,8 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		qp->av = av;
 	}
 	if (mask & IBV_QP_STATE) {
+		if (attr->qp_state != old)
+			uroce_engine_qp_leaving(qp);
 		qp->state = attr->qp_state;
 		qp->attr.qp_state = attr->qp_state;
 		qp->vqp.qp.state = attr->qp_state;

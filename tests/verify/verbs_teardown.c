@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * verbs_teardown: a responder that stops its QP the moment it sees a
+ * receive completion has still acknowledged that SEND.  A NIC ACKs a
+ * request on receipt; programs end this way (perftest -R takes its last
+ * message, then rdma_disconnect moves the QP to Error), and the peer's
+ * SEND must complete with success, not with RETRY_EXC_ERR after its
+ * retries.
+ *
+ * Each round: QPs A and B (RC) on one device; A posts a SEND and, in the
+ * same list, a 32 KiB RDMA WRITE, so that B's receive burst goes on after
+ * the SEND's completion is visible; B busy-polls its CQ and at once moves
+ * its QP to Error, to Reset, or destroys it (the three take turns).  The
+ * WRITE may then complete either way; the SEND must succeed.
+ *
+ *   verbs_teardown -d DEV -g GIDX [-n ROUNDS]
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "testkit.h"
+
+enum { MSG = 64, WRITE_LEN = 32 << 10, BUF_LEN = 64 << 10 };
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static union ibv_gid gid;
+static int gidx;
+
+static const char *const stop_name[] = { "Error", "Reset", "destroy" };
+
+static struct ibv_qp *rc_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	if (!qp)
+		DIE("create_qp: %s", strerror(errno));
+	return qp;
+}
+
+/* INIT, RTR and RTS; a short ACK timeout (16.8 ms) and two retries, so that
+ * an ACK that never comes fails the round in about 50 ms. */
+static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		DIE("INIT: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
+		.grh = { .dgid = gid, .sgid_index = gidx, .hop_limit = 64 } };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		DIE("RTR: %s", strerror(errno));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 12;
+	a.retry_cnt = 2;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		DIE("RTS: %s", strerror(errno));
+}
+
+/* The next completion of CQ within 10 s. */
+static struct ibv_wc next_wc(struct ibv_cq *cq)
+{
+	double t0 = now_ms();
+	struct ibv_wc wc;
+
+	while (now_ms() - t0 < 10000) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			DIE("poll_cq: %d", n);
+		if (n)
+			return wc;
+	}
+	DIE("no completion within 10 s");
+}
+
+static void round_trip(int round)
+{
+	int stop = round % 3;
+	struct ibv_cq *acq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_cq *bcq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+
+	if (!acq || !bcq)
+		DIE("create_cq");
+	struct ibv_qp *a = rc_qp(acq), *b = rc_qp(bcq);
+
+	connect_qp(a, b->qp_num);
+	connect_qp(b, a->qp_num);
+
+	struct ibv_sge rsg = { (uintptr_t)buf, MSG, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsg, .num_sge = 1 }, *rbad;
+
+	if (ibv_post_recv(b, &rwr, &rbad))
+		DIE("post_recv: %s", strerror(errno));
+
+	struct ibv_sge ssg = { (uintptr_t)buf + MSG, MSG, mr->lkey };
+	struct ibv_sge wsg = { (uintptr_t)buf + WRITE_LEN, WRITE_LEN, mr->lkey };
+	struct ibv_send_wr write = { .wr_id = 3, .sg_list = &wsg, .num_sge = 1,
+				     .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr send = { .wr_id = 2, .next = &write, .sg_list = &ssg, .num_sge = 1,
+				    .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad;
+
+	write.wr.rdma.remote_addr = (uintptr_t)buf;
+	write.wr.rdma.rkey = mr->rkey;
+	if (ibv_post_send(a, &send, &sbad))
+		DIE("post_send: %s", strerror(errno));
+
+	struct ibv_wc wc = next_wc(bcq);
+
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1, "round %d: B's receive: %s",
+	      round, ibv_wc_status_str(wc.status));
+	if (stop == 2) {
+		if (ibv_destroy_qp(b))
+			DIE("destroy_qp: %s", strerror(errno));
+		b = NULL;
+	} else {
+		struct ibv_qp_attr st = { .qp_state = stop ? IBV_QPS_RESET : IBV_QPS_ERR };
+
+		if (ibv_modify_qp(b, &st, IBV_QP_STATE))
+			DIE("modify to %s: %s", stop_name[stop], strerror(errno));
+	}
+	wc = next_wc(acq);
+	CHECK(wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS,
+	      "round %d (B to %s at its receive completion): A's SEND completed %s",
+	      round, stop_name[stop], ibv_wc_status_str(wc.status));
+	/* The WRITE: done before B stopped, or not acknowledged. */
+	wc = next_wc(acq);
+	CHECK(wc.wr_id == 3 && (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_RETRY_EXC_ERR),
+	      "round %d: A's WRITE completed %s", round, ibv_wc_status_str(wc.status));
+	if (b)
+		ibv_destroy_qp(b);
+	ibv_destroy_qp(a);
+	ibv_destroy_cq(acq);
+	ibv_destroy_cq(bcq);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL;
+	int opt, rounds = 60;
+
+	while ((opt = getopt(argc, argv, "d:g:n:")) != -1) {
+		switch (opt) {
+		case 'd': dev = optarg; break;
+		case 'g': gidx = atoi(optarg); break;
+		case 'n': rounds = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: %s -d DEV -g GIDX [-n ROUNDS]\n", argv[0]);
+			return 2;
+		}
+	}
+	alarm(120);
+	ctx = open_device(dev);
+	if (ibv_query_gid(ctx, 1, gidx, &gid))
+		DIE("query_gid");
+	pd = ibv_alloc_pd(ctx);
+	buf = calloc(1, BUF_LEN);
+	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!mr)
+		DIE("pd/mr");
+	for (int r = 0; r < rounds; r++)
+		round_trip(r);
+	printf("%d passed, %d failed\n", passes, failures);
+	return failures ? 1 : 0;
+}
