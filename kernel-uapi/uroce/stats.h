@@ -81,7 +81,12 @@
 	X(XDP_TX_NO_FRAME, "xdp_tx_no_frame")                                  \
 	/* engine/pkt.c: packets a transport's send refused (the peer's       \
 	 * retransmission or ours recovers them) */                            \
-	X(TX_NOT_SENT, "tx_packets_not_sent")
+	X(TX_NOT_SENT, "tx_packets_not_sent")                                  \
+	/* transport/udp: datagrams longer than the receive buffer (cut) */    \
+	X(RX_TRUNCATED, "rx_datagrams_truncated")                              \
+	/* engine.c: a connection's packets came from a port not predicted,   \
+	 * its socket was connected again (queued datagrams are lost) */       \
+	X(CONN_RESTEERS, "conn_resteers")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

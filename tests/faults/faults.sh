@@ -90,7 +90,7 @@ verify() {
 	echo "$counters" | sed 's/^/   wire: /'
 	local k d line=""
 	for k in retransmissions ack_timeouts naks_sent_psn_sequence duplicate_requests \
-		 drop_bad_icrc drop_stale_response retry_exceeded drop_uc_partial_message tx_packets_not_sent \
+		 drop_bad_icrc drop_stale_response retry_exceeded drop_uc_partial_message tx_packets_not_sent conn_resteers rx_datagrams_truncated \
 		 ${UROCE_TEST_TRANSPORT:+xdp_rx_dropped xdp_rx_ring_full xdp_fill_ring_empty xdp_tx_no_frame}; do
 		d=$(stat_delta $k "$before" "$after")
 		[ -z "$d" ] || line+=" $k=$d"
@@ -102,12 +102,20 @@ verify() {
 		echo "--- client (in $B)"; cat "$log.c"
 		# Where a packet the wire did not drop may have been lost: the
 		# kernel's UDP and link counters of both ends.
-		local ns
+		local ns k2
+		echo "--- every uroce counter that moved (both ends)"
+		for k2 in $(awk '{print $1}' <<<"$after"); do
+			d=$(stat_delta $k2 "$before" "$after")
+			[ "${d:-0}" = 0 ] || echo "   $k2=$d"
+		done
 		for ns in $A $B; do
 			echo "--- kernel counters in $ns"
 			ip netns exec $ns awk '/^Udp:/' /proc/net/snmp
 			ip -s -n $ns link show 2>/dev/null | sed 's/^/   /'
 		done
+		# The bridge's ports: drops there are no rule's.
+		echo "--- links of the wire ($W)"
+		ip -s -n $W link show 2>/dev/null | sed 's/^/   /'
 		cfail "$name: verbs_verify under '$*' (exit $rc, seed $seed, -n $n)"
 		summary[$name]="FAIL ${secs}s seed=$seed"
 		return 0

@@ -134,6 +134,7 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE && qe->reconnects < 4 &&
 	    eng->xport->ops->steer) {
 		qe->reconnects++;
+		uroce_count(eng, UROCE_STAT_CONN_RESTEERS, 1);
 		if (eng->xport->ops->steer(eng->xport, qpn, rx->family, rx->dst_ip, rx->src_ip,
 					   rx->src_port) == 0)
 			qe->conn_port = rx->src_port;

@@ -233,6 +233,8 @@ static int read_socket(struct udp_xport *u, int fd, const struct udp_sock *rs,
 			fwd_to_rx(u, st, j);
 			continue;
 		}
+		if (st->msgs[j].msg_hdr.msg_flags & MSG_TRUNC)
+			uroce_stat_add(u->counters, UROCE_STAT_RX_TRUNCATED, 1);
 		sockaddr_to_rx(&st->from[j], rx);
 		st->gso[j] = cmsgs_to_rx(&st->msgs[j].msg_hdr, rx);
 		st->start[j] = 0;
