@@ -79,7 +79,7 @@ mckey_pair "veth IPv6" mckA$id $A6 mckB$id ${A6%::1}::2 mck6a ff0e::211:$((RANDO
 # A unicast address as the group: EINVAL at the join, no hang.
 rc=0
 out=$(cm_run $CM_A_NS mckey -m $CM_B_ADDR -b $CM_A_ADDR -C 1 2>&1) || rc=$?
-echo "$out" | grep -q "failure joining: Invalid argument" &&
-	echo "$out" | grep -q "not a multicast address" || { echo "$out"; fail "mckey to a unicast address: no clear error"; }
+grep -q "failure joining: Invalid argument" <<<"$out" &&
+	grep -q "not a multicast address" <<<"$out" || { echo "$out"; fail "mckey to a unicast address: no clear error"; }
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "mckey to a unicast address: exit $rc"
-pass "mckey to a unicast address: refused (exit $rc): $(echo "$out" | grep 'not a multicast')"
+pass "mckey to a unicast address: refused (exit $rc): $(grep 'not a multicast' <<<"$out")"

@@ -182,6 +182,6 @@ done
 # Every message of a connection's life is in the two traces together (a
 # side that exits right after its DREQ may be gone before the DREP comes).
 for a in REQ REP RTU DREQ DREP; do
-	echo "$seen" | grep -q " $a=" || fail "neither trace has a $a"
+	grep -q " $a=" <<<"$seen" || fail "neither trace has a $a"
 done
 pass "a traced rping: every CM MAD rebuilds byte for byte; tshark decodes them without warnings"

@@ -30,7 +30,8 @@ pass "PORT_ERR and PORT_ACTIVE"
 ip -n $A addr add 10.201.10.1/24 dev ea$id
 wait_for 'IBV_EVENT_GID_CHANGE' 10
 pass "GID_CHANGE"
-ip netns exec $A "$UROCE" run ibv_devinfo -v -d ev0 | grep -q '::ffff:10.201.10.1' || fail "new GID not in the table"
+info=$(ip netns exec $A "$UROCE" run ibv_devinfo -v -d ev0)
+grep -q '::ffff:10.201.10.1' <<<"$info" || fail "new GID not in the table"
 ip netns exec $A "$UROCE" link del ev0
 wait_for 'IBV_EVENT_DEVICE_FATAL' 10
 pass "DEVICE_FATAL when the device is deleted"

@@ -23,6 +23,6 @@ except PyverbsRDMAError as ex:
 PYEOF
 )
 echo "$out"
-echo "$out" | grep -q '^errno 22$' || fail "ibv_create_comp_channel without the preload did not fail with EINVAL"
-echo "$out" | grep -q 'liburoce-preload.so is not loaded' || fail "no message saying why"
+grep -q '^errno 22$' <<<"$out" || fail "ibv_create_comp_channel without the preload did not fail with EINVAL"
+grep -q 'liburoce-preload.so is not loaded' <<<"$out" || fail "no message saying why"
 pass "no preload: EINVAL and a message"

@@ -11,7 +11,7 @@ expect_err() { # expect_err "message regex" CMD...
 	local out rc=0
 	out=$("$@" 2>&1) || rc=$?
 	[ $rc -ne 0 ] || fail "'$*' succeeded; expected an error"
-	echo "$out" | grep -Eq "$re" || fail "'$*' said [$out], expected /$re/"
+	grep -Eq "$re" <<<"$out" || fail "'$*' said [$out], expected /$re/"
 	echo "ok: '$*' -> $out"
 }
 

@@ -11,12 +11,12 @@ add_dev uroce0 lo
 out=$("$UROCE" run ibv_devices)
 echo "$out"
 guid=$(cat "$UROCE_RUNDIR"/ns-*/sys/class/infiniband/uroce0/node_guid | tr -d :)
-echo "$out" | grep -Eq "^\s+uroce0\s+$guid\$" || fail "ibv_devices does not list uroce0 with GUID $guid"
+grep -Eq "^\s+uroce0\s+$guid\$" <<<"$out" || fail "ibv_devices does not list uroce0 with GUID $guid"
 
 info=$("$UROCE" run ibv_devinfo -v -d uroce0)
 for want in 'transport:\s+InfiniBand' 'link_layer:\s+Ethernet' 'state:\s+PORT_ACTIVE' \
 	    'active_mtu:\s+4096' 'max_mtu:\s+4096' 'phys_state:\s+LINK_UP'; do
-	echo "$info" | grep -Eq "$want" || fail "ibv_devinfo lacks /$want/"
+	grep -Eq "$want" <<<"$info" || fail "ibv_devinfo lacks /$want/"
 done
 
 # The RoCE v2 GIDs are exactly lo's addresses (IPv4 as ::ffff:a.b.c.d).
@@ -33,9 +33,9 @@ idx_before=$("$UROCE" run ibv_devinfo -v -d uroce0 | grep -E 'GID.*::1,')
 ip addr add 127.0.0.77/8 dev lo
 on_exit "ip addr del 127.0.0.77/8 dev lo"
 info=$("$UROCE" run ibv_devinfo -v -d uroce0)
-echo "$info" | grep -q '::ffff:127.0.0.77, RoCE v2' || fail "new address not in the GID table"
-echo "$info" | grep -qF "$idx_before" || fail "existing GID moved: $idx_before"
+grep -q '::ffff:127.0.0.77, RoCE v2' <<<"$info" || fail "new address not in the GID table"
+grep -qF "$idx_before" <<<"$info" || fail "existing GID moved: $idx_before"
 ip addr del 127.0.0.77/8 dev lo
 info=$("$UROCE" run ibv_devinfo -v -d uroce0)
-echo "$info" | grep -q '127.0.0.77' && fail "removed address still in the GID table"
+grep -q '127.0.0.77' <<<"$info" && fail "removed address still in the GID table"
 pass "GID table follows address changes"

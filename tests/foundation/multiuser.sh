@@ -43,7 +43,7 @@ wait_listen $port $srv 60 $NS || { cat "$srvlog"; fail "root's server did not st
 # root's shared tables of this namespace (QPN table, QP1 members, CM ports):
 # each one root's own (.u0.), mode 0600.
 shm=$(ls /dev/shm | grep "^uroce-$nsid[-.]" || true)
-echo "$shm" | grep -qx "uroce-$nsid-lo.u0.qpn3" || fail "root has no QPN table of its own: $shm"
+grep -qx "uroce-$nsid-lo.u0.qpn3" <<<"$shm" || fail "root has no QPN table of its own: $shm"
 for f in $shm; do
 	case $f in *.u0.*) ;; *) fail "/dev/shm/$f is not a per-user file of root's" ;; esac
 	[ "$(stat -c %a /dev/shm/$f)" = 600 ] || fail "/dev/shm/$f has mode $(stat -c %a /dev/shm/$f)"
@@ -99,7 +99,7 @@ for b in bad:
 PYEOF
 ) || fail "the probe as nobody failed: $out"
 echo "$out"
-! echo "$out" | grep -q '^BAD' || fail "nobody can change root's files"
+! grep -q '^BAD' <<<"$out" || fail "nobody can change root's files"
 nfiles=$(echo "$out" | sed -n 's/^files //p')
 [ "$nfiles" -ge 10 ] || fail "only $nfiles files probed"
 [ "$(echo "$out" | sed -n 's/^addable //p')" = "$nsid/stats/mu0 $nsid/stats/mu2" ] ||

@@ -16,12 +16,12 @@ add_dev rxb vb$id $B
 check_side() { # ns dev other_dev addr
 	local ns=$1 dev=$2 other=$3 addr=$4 list info
 	list=$(ip netns exec $ns "$UROCE" run ibv_devices)
-	echo "$list" | grep -qw "$dev" || fail "$ns does not see $dev"
-	echo "$list" | grep -qw "$other" && fail "$ns sees the other namespace's $other"
+	grep -qw "$dev" <<<"$list" || fail "$ns does not see $dev"
+	grep -qw "$other" <<<"$list" && fail "$ns sees the other namespace's $other"
 	info=$(ip netns exec $ns "$UROCE" run ibv_devinfo -v -d $dev)
-	echo "$info" | grep -Eq "GID\[ *[0-9]+\]:\s+::ffff:$addr, RoCE v2" || fail "$dev lacks GID ::ffff:$addr"
-	echo "$info" | grep -Eq 'active_mtu:\s+1024' || fail "$dev: active_mtu is not 1024 on a 1500-byte veth"
-	echo "$info" | grep -Eq 'state:\s+PORT_ACTIVE' || fail "$dev not active"
+	grep -Eq "GID\[ *[0-9]+\]:\s+::ffff:$addr, RoCE v2" <<<"$info" || fail "$dev lacks GID ::ffff:$addr"
+	grep -Eq 'active_mtu:\s+1024' <<<"$info" || fail "$dev: active_mtu is not 1024 on a 1500-byte veth"
+	grep -Eq 'state:\s+PORT_ACTIVE' <<<"$info" || fail "$dev not active"
 	pass "$ns: $dev with ::ffff:$addr, MTU 1024"
 }
 check_side $A rxa rxb 10.201.7.1

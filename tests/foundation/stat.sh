@@ -21,7 +21,7 @@ records() { find "$STATDIR" -name '[0-9]*' | wc -l; }
 if out=$(timeout 10 "$UROCE" stat nosuchdev 2>&1); then
 	fail "uroce stat nosuchdev succeeded"
 fi
-echo "$out" | grep -q 'no device "nosuchdev"' || fail "unclear error: $out"
+grep -q 'no device "nosuchdev"' <<<"$out" || fail "unclear error: $out"
 [ "$(timeout 10 "$UROCE" stat lo0 | grep -c .)" = 1 ] || fail "a fresh device has counters"
 pass "unknown device refused; a fresh device counts nothing"
 

@@ -19,8 +19,8 @@ ls "$drv"-rdmav*.so >/dev/null || fail "uroce.driver names $drv, which has no pr
 pass "installed: $(ls /usr/lib/*/libibverbs/liburoce-rdmav*.so), uroce(8), uroce.driver -> $drv"
 "$U" link add r0 netdev lo || fail "uroce link add r0 netdev lo"
 out=$("$U" run ibv_devices 2>&1)
-echo "$out" | grep -Eq '^ +r0 ' || { echo "$out"; fail "ibv_devices does not list r0"; }
-echo "$out" | grep -qi warn && { echo "$out"; fail "ibv_devices warns"; }
+grep -Eq '^ +r0 ' <<<"$out" || { echo "$out"; fail "ibv_devices does not list r0"; }
+grep -qi warn <<<"$out" && { echo "$out"; fail "ibv_devices warns"; }
 . "$(dirname "$0")/pair.sh"
 gid=$(lo_gid)
 [ -n "$gid" ] || fail "no GID for 127.0.0.1 on r0"

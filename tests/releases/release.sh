@@ -50,10 +50,10 @@ devices() {
 check_refused() {
 	local what=$1 out=$2 want=$3
 	echo "$out" | sed "s/^/  [$what] /"
-	echo "$out" | grep -q '^rc=0$' || fail "$what: ibv_devices did not exit cleanly"
-	echo "$out" | grep -Eq '^ +r0 ' && fail "$what: the device was used by a mismatched provider"
-	[ "$(echo "$out" | grep -c "$want")" = 1 ] || fail "$what: no one-line refusal matching '$want'"
-	echo "ok [$release]: $what refused: $(echo "$out" | grep "$want" | cut -c1-160)"
+	grep -q '^rc=0$' <<<"$out" || fail "$what: ibv_devices did not exit cleanly"
+	grep -Eq '^ +r0 ' <<<"$out" && fail "$what: the device was used by a mismatched provider"
+	[ "$(grep -c "$want" <<<"$out")" = 1 ] || fail "$what: no one-line refusal matching '$want'"
+	echo "ok [$release]: $what refused: $(grep "$want" <<<"$out" | cut -c1-160)"
 }
 if [ "$pabi" = 34 ]; then
 	check_refused "Debian 12 build under $release" \

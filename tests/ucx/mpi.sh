@@ -50,10 +50,10 @@ for np in 2 4; do
 	out=$(mpi $np $((np / 2)) 2>&1) || rc=$?
 	[ $rc -eq 0 ] || { echo "$out"; fail "mpirun -np $np (exit $rc)"; }
 	after=$(packets)
-	echo "$out" | grep -q "mpi_check: .* on $np ranks, 0 failed" || { echo "$out"; fail "mpi_check -np $np"; }
+	grep -q "mpi_check: .* on $np ranks, 0 failed" <<<"$out" || { echo "$out"; fail "mpi_check -np $np"; }
 	# 4 MiB ping-pong alone is > 8000 packets at a 1024-byte MTU.
 	[ $((after - before)) -ge 8000 ] || fail "-np $np: only $((after - before)) packets over uroce"
-	pass "mpirun -np $np: $(echo "$out" | grep 'mpi_check:') [$((after - before)) packets over uroce]"
+	pass "mpirun -np $np: $(grep 'mpi_check:' <<<"$out") [$((after - before)) packets over uroce]"
 done
 
 # Kill one rank while 1 MiB messages flow: its daemon reports the death,
