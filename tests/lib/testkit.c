@@ -72,6 +72,23 @@ double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+struct ibv_wc poll_wc(struct ibv_cq *cq, int limit_s, const char *what)
+{
+	double t0 = now_ms();
+	struct ibv_wc wc;
+
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			DIE("poll_cq: %d (%s)", n, what);
+		if (n)
+			return wc;
+		if (now_ms() - t0 > limit_s * 1e3)
+			DIE("no completion within %d s (%s)", limit_s, what);
+	}
+}
+
 struct ibv_context *open_device(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);

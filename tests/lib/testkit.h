@@ -42,5 +42,8 @@ void barrier(void);
 struct ibv_context *open_device(const char *name);
 /* CLOCK_MONOTONIC in milliseconds. */
 double now_ms(void);
+/* The next completion of CQ, polled for at most LIMIT_S seconds; dies
+ * naming WHAT if none comes. */
+struct ibv_wc poll_wc(struct ibv_cq *cq, int limit_s, const char *what);
 
 #endif

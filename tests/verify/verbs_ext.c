@@ -128,18 +128,7 @@ static void pair_down(struct pair *p)
  * extended CQ: both views read one ring). */
 static struct ibv_wc poll1(struct ibv_cq *cq)
 {
-	struct ibv_wc wc;
-	double t0 = now_ms();
-
-	while (now_ms() - t0 < 10000) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			DIE("poll_cq: %d", n);
-		if (n)
-			return wc;
-	}
-	DIE("no completion within 10 s");
+	return poll_wc(cq, 10, "verbs_ext");
 }
 
 static int post1(struct ibv_qp *qp, enum ibv_wr_opcode op, void *laddr, uint32_t len,

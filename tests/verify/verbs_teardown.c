@@ -79,23 +79,6 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 		DIE("RTS: %s", strerror(errno));
 }
 
-/* The next completion of CQ within 10 s. */
-static struct ibv_wc next_wc(struct ibv_cq *cq)
-{
-	double t0 = now_ms();
-	struct ibv_wc wc;
-
-	while (now_ms() - t0 < 10000) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			DIE("poll_cq: %d", n);
-		if (n)
-			return wc;
-	}
-	DIE("no completion within 10 s");
-}
-
 static void round_trip(int round)
 {
 	int stop = round % 3;
@@ -127,7 +110,7 @@ static void round_trip(int round)
 	if (ibv_post_send(a, &send, &sbad))
 		DIE("post_send: %s", strerror(errno));
 
-	struct ibv_wc wc = next_wc(bcq);
+	struct ibv_wc wc = poll_wc(bcq, 10, "B's receive");
 
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1, "round %d: B's receive: %s",
 	      round, ibv_wc_status_str(wc.status));
@@ -141,12 +124,12 @@ static void round_trip(int round)
 		if (ibv_modify_qp(b, &st, IBV_QP_STATE))
 			DIE("modify to %s: %s", stop_name[stop], strerror(errno));
 	}
-	wc = next_wc(acq);
+	wc = poll_wc(acq, 10, "A's send");
 	CHECK(wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS,
 	      "round %d (B to %s at its receive completion): A's SEND completed %s",
 	      round, stop_name[stop], ibv_wc_status_str(wc.status));
 	/* The WRITE: done before B stopped, or not acknowledged. */
-	wc = next_wc(acq);
+	wc = poll_wc(acq, 10, "A's send");
 	CHECK(wc.wr_id == 3 && (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_RETRY_EXC_ERR),
 	      "round %d: A's WRITE completed %s", round, ibv_wc_status_str(wc.status));
 	if (b)

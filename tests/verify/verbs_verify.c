@@ -237,21 +237,7 @@ static void conn_down(struct conn *c)
 
 static struct ibv_wc poll_one(struct ibv_cq *cq, const char *what)
 {
-	struct ibv_wc wc;
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n < 0)
-			DIE("poll_cq (%s)", what);
-		if (n)
-			return wc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > POLL_LIMIT_S)
-			DIE("no completion within %d s (%s)", POLL_LIMIT_S, what);
-	}
+	return poll_wc(cq, POLL_LIMIT_S, what);
 }
 
 static void post_recv_sges(struct conn *c, uint64_t id, uint64_t addr, uint32_t len)
