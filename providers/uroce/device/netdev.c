@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-/* Interface facts through libnl-3 (rtnetlink): link state, MTU, MAC, addresses. */
+/*
+ * Interface facts: link state, MTU, MAC, addresses.
+ *
+ * Read with libc's getifaddrs(3) (rtnetlink dumps inside glibc) and one
+ * SIOCGIFMTU ioctl, not with libnl-route objects: those are freed through
+ * per-family operations that libnl-route's destructors unregister when the
+ * process exits, and a thread of ours still freeing a link object then
+ * (the GSI thread answering a late CM MAD) trips libnl's BUG() in
+ * do_foreach_af and aborts a program that had finished its work
+ * (docs/design.md, "Interface facts").
+ */
 #include <errno.h>
+#include <stdio.h>
+#include <ifaddrs.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
-#include <netlink/route/addr.h>
+#include <linux/if_packet.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
 #include <infiniband/verbs.h>
 
 #include "netdev.h"
@@ -14,84 +28,78 @@
  * UDP (8) + BTH (12) + the largest extension (AtomicETH 28) + ICRC (4). */
 #define ROCEV2_MAX_OVERHEAD (40 + 8 + 12 + 28 + 4)
 
-struct addr_walk {
-	struct uroce_netdev *nd;
-	int family;
-};
-
-static void add_address(struct nl_object *obj, void *arg)
+/* Append the address of IFA to ND's GIDs if it is of FAMILY. */
+static void add_address(struct uroce_netdev *nd, const struct ifaddrs *ifa, int family)
 {
-	struct addr_walk *w = arg;
-	struct rtnl_addr *a = (struct rtnl_addr *)obj;
-	struct nl_addr *local = rtnl_addr_get_local(a);
 	uint8_t *gid;
 
-	if (rtnl_addr_get_ifindex(a) != w->nd->ifindex ||
-	    rtnl_addr_get_family(a) != w->family || !local ||
-	    w->nd->n_addrs >= UROCE_GID_TBL_LEN)
+	if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != family ||
+	    nd->n_addrs >= UROCE_GID_TBL_LEN)
 		return;
-	gid = w->nd->addrs[w->nd->n_addrs];
+	gid = nd->addrs[nd->n_addrs++];
 	memset(gid, 0, 16);
-	if (w->family == AF_INET && nl_addr_get_len(local) == 4) {
+	if (family == AF_INET) {
+		/* an IPv4 address as a GID: IPv4-mapped ::ffff:a.b.c.d (RFC 4291 2.5.5.2) */
 		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, nl_addr_get_binary_addr(local), 4);
-	} else if (w->family == AF_INET6 && nl_addr_get_len(local) == 16) {
-		memcpy(gid, nl_addr_get_binary_addr(local), 16);
+		memcpy(gid + 12, &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
 	} else {
-		return;
+		memcpy(gid, &((const struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
 	}
-	w->nd->n_addrs++;
+}
+
+static int read_mtu(const char *name, unsigned int *mtu)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		ret = errno == ENODEV ? -ENODEV : -EIO;
+	else
+		*mtu = (unsigned int)ifr.ifr_mtu;
+	close(fd);
+	return ret;
 }
 
 int uroce_netdev_query(const char *name, struct uroce_netdev *nd)
 {
-	struct nl_sock *sk;
-	struct rtnl_link *link = NULL;
-	struct nl_cache *addrs = NULL;
-	struct nl_addr *ll;
-	unsigned int flags;
+	struct ifaddrs *all, *ifa;
+	bool found = false;
 	int ret;
 
 	memset(nd, 0, sizeof(*nd));
 	if (!name || !*name || strlen(name) >= IF_NAMESIZE)
 		return -ENODEV;
-	sk = nl_socket_alloc();
-	if (!sk)
-		return -ENOMEM;
-	if (nl_connect(sk, NETLINK_ROUTE)) {
-		ret = -EIO;
-		goto out;
-	}
-	ret = rtnl_link_get_kernel(sk, 0, name, &link);
-	if (ret < 0) {
-		ret = (ret == -NLE_OBJ_NOTFOUND || ret == -NLE_NODEV) ? -ENODEV : -EIO;
-		goto out;
-	}
-	snprintf(nd->name, sizeof(nd->name), "%s", rtnl_link_get_name(link));
-	nd->ifindex = rtnl_link_get_ifindex(link);
-	nd->mtu = rtnl_link_get_mtu(link);
-	flags = rtnl_link_get_flags(link);
-	nd->admin_up = flags & IFF_UP;
-	nd->carrier = flags & IFF_RUNNING;
-	ll = rtnl_link_get_addr(link);
-	if (ll && nl_addr_get_len(ll) == 6)
-		memcpy(nd->mac, nl_addr_get_binary_addr(ll), 6);
+	if (getifaddrs(&all) < 0)
+		return -EIO;
+	/* The link itself: its AF_PACKET entry (flags, index, MAC). */
+	for (ifa = all; ifa; ifa = ifa->ifa_next) {
+		const struct sockaddr_ll *ll = (const struct sockaddr_ll *)ifa->ifa_addr;
 
-	if (rtnl_addr_alloc_cache(sk, &addrs) < 0) {
-		ret = -EIO;
-		goto out;
+		if (strcmp(ifa->ifa_name, name) || !ll || ll->sll_family != AF_PACKET)
+			continue;
+		found = true;
+		snprintf(nd->name, sizeof(nd->name), "%s", ifa->ifa_name);
+		nd->ifindex = ll->sll_ifindex;
+		nd->admin_up = ifa->ifa_flags & IFF_UP;
+		nd->carrier = ifa->ifa_flags & IFF_RUNNING;
+		if (ll->sll_halen == 6)
+			memcpy(nd->mac, ll->sll_addr, 6);
+		break;
 	}
 	/* IPv4 first, as the kernel lists them; then IPv6. */
-	struct addr_walk w4 = { nd, AF_INET }, w6 = { nd, AF_INET6 };
-	nl_cache_foreach(addrs, add_address, &w4);
-	nl_cache_foreach(addrs, add_address, &w6);
-	ret = 0;
-out:
-	if (addrs)
-		nl_cache_free(addrs);
-	if (link)
-		rtnl_link_put(link);
-	nl_socket_free(sk);
+	for (ifa = all; found && ifa; ifa = ifa->ifa_next)
+		if (!strcmp(ifa->ifa_name, name))
+			add_address(nd, ifa, AF_INET);
+	for (ifa = all; found && ifa; ifa = ifa->ifa_next)
+		if (!strcmp(ifa->ifa_name, name))
+			add_address(nd, ifa, AF_INET6);
+	freeifaddrs(all);
+	if (!found)
+		return -ENODEV;
+	ret = read_mtu(name, &nd->mtu);
 	return ret;
 }
 

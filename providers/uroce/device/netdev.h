@@ -22,7 +22,7 @@ struct uroce_netdev {
 };
 
 /*
- * Read interface NAME of the caller's network namespace through rtnetlink.
+ * Read interface NAME of the caller's network namespace (getifaddrs, SIOCGIFMTU).
  * Returns 0, -ENODEV if there is no such interface, or another -errno.
  */
 int uroce_netdev_query(const char *name, struct uroce_netdev *nd);
