@@ -104,6 +104,20 @@ make_veth() {
 	ip -n "$4" addr add "$6" dev "$5"
 	ip -n "$1" link set "$2" up
 	ip -n "$4" link set "$5" up
+	wait_oper_up "$1" "$2"
+	wait_oper_up "$4" "$5"
+}
+
+# Wait (at most 10 s) until link DEV in namespace NS is operationally up:
+# the kernel's linkwatch sets that (and so IFF_RUNNING, a port's ACTIVE
+# state) some time after the carrier came on, up to a second later.
+wait_oper_up() {
+	local i
+	for i in $(seq 1000); do
+		grep -q 'state UP' <<<"$(ip -n "$1" link show dev "$2")" && return 0
+		sleep 0.01
+	done
+	fail "link $2 in $1 never came up"
 }
 
 # A short unique suffix for names that live in global namespaces.
