@@ -80,6 +80,18 @@ make_ns() {
 	ip netns add "$1"
 	on_exit "ip netns del '$1'"
 	ip -n "$1" link set lo up
+	keep_order "$1" lo
+}
+
+# keep_order NS DEV: packets DEV receives keep the order they were sent in.
+# lo and veth hand a packet to the backlog of the CPU that sent it; a
+# sender that moves to another CPU while that backlog waits for ksoftirqd
+# (a loaded machine) has later packets delivered first.  RC recovers; a
+# UC message is lost and a test that checks UC data fails.  RPS with one
+# CPU makes one backlog of them all (docs/impair.md, "How it works").
+keep_order() {
+	ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/queues/rx-0/rps_cpus" ||
+		fail "cannot set rps_cpus of $2 in $1"
 }
 
 # isolate_netns "$@": run the rest of this test (the script again, from the
@@ -104,6 +116,8 @@ make_veth() {
 	ip -n "$4" addr add "$6" dev "$5"
 	ip -n "$1" link set "$2" up
 	ip -n "$4" link set "$5" up
+	keep_order "$1" "$2"
+	keep_order "$4" "$5"
 	wait_oper_up "$1" "$2"
 	wait_oper_up "$4" "$5"
 }
