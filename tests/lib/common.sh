@@ -89,9 +89,10 @@ make_ns() {
 # (a loaded machine) has later packets delivered first.  RC recovers; a
 # UC message is lost and a test that checks UC data fails.  RPS with one
 # CPU makes one backlog of them all (docs/impair.md, "How it works").
+# Where RPS cannot be set (a kernel without it), the test goes on as before.
 keep_order() {
-	ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/queues/rx-0/rps_cpus" ||
-		fail "cannot set rps_cpus of $2 in $1"
+	ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null ||
+		echo "note: cannot set rps_cpus of $2 in $1: a loaded machine may reorder its packets" >&2
 }
 
 # isolate_netns "$@": run the rest of this test (the script again, from the
