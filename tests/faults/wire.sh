@@ -15,7 +15,7 @@ impaired_pair_with_devices() {
 	note_created netns $ID-w
 	note_created netns $ID-b
 	on_exit "'$IMPAIR' down $ID"
-	wire=$("$IMPAIR" up $ID) || fail "impair up"
+	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo 0) "$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
 	add_dev $2 $IF_A $A ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}

@@ -1,5 +1,8 @@
 # Helpers of the xdp suite's scripts (sourced after tests/lib/common.sh).
 
+# No RPS on these veths (tests/lib/common.sh keep_order; docs/xdp.md, "RPS").
+KEEP_ORDER=0
+
 # prog_on NS IFACE: an XDP program is attached to IFACE.
 prog_on() { ip -n "$1" link show "$2" | grep -q 'prog/xdp'; }
 
