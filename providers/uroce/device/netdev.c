@@ -67,7 +67,6 @@ int uroce_netdev_query(const char *name, struct uroce_netdev *nd)
 {
 	struct ifaddrs *all, *ifa;
 	bool found = false;
-	int ret;
 
 	memset(nd, 0, sizeof(*nd));
 	if (!name || !*name || strlen(name) >= IF_NAMESIZE)
@@ -90,17 +89,12 @@ int uroce_netdev_query(const char *name, struct uroce_netdev *nd)
 		break;
 	}
 	/* IPv4 first, as the kernel lists them; then IPv6. */
-	for (ifa = all; found && ifa; ifa = ifa->ifa_next)
-		if (!strcmp(ifa->ifa_name, name))
-			add_address(nd, ifa, AF_INET);
-	for (ifa = all; found && ifa; ifa = ifa->ifa_next)
-		if (!strcmp(ifa->ifa_name, name))
-			add_address(nd, ifa, AF_INET6);
+	for (int f = 0; found && f < 2; f++)
+		for (ifa = all; ifa; ifa = ifa->ifa_next)
+			if (!strcmp(ifa->ifa_name, name))
+				add_address(nd, ifa, f ? AF_INET6 : AF_INET);
 	freeifaddrs(all);
-	if (!found)
-		return -ENODEV;
-	ret = read_mtu(name, &nd->mtu);
-	return ret;
+	return found ? read_mtu(name, &nd->mtu) : -ENODEV;
 }
 
 int uroce_netdev_ib_mtu(unsigned int netdev_mtu)
