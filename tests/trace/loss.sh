@@ -4,10 +4,11 @@
 # four packets each) across tests/faults/impair's bridge dropping 5 % of
 # the RC requests.  ACKs are spared: ibv_rc_pingpong has no closing
 # handshake, so a lost ACK of the last message leaves the peer retrying
-# into a QP that has exited (RETRY_EXC_ERR, on any RNIC; CI saw it).  The merged timeline must show retransmissions with
-# their cause named and the IBTA section (a PSN sequence error NAK,
-# 9.7.5.1.4, or the ACK timeout, 9.7.6.1.3), the packets sent again, and
-# packets marked lost; tshark still opens the traces without a warning.
+# into a QP that has exited (RETRY_EXC_ERR, on any RNIC; CI saw it).
+# The merged timeline must show retransmissions with their cause named
+# and the IBTA section (a PSN sequence error NAK, 9.7.5.1.4, or the ACK
+# timeout, 9.7.6.1.3), the packets sent again, and packets marked lost;
+# tshark still opens the traces without a warning.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 . "$(dirname "$0")/../faults/wire.sh"
