@@ -23,7 +23,8 @@
 # of the same order; docs/xdp.md, "Reordering").
 #
 # FAULTS_ITERS scales verbs_verify's iterations (default 3); FAULTS_ONLY
-# runs the named cases only (e.g. FAULTS_ONLY="loss5 corrupt1").
+# runs the named cases only (e.g. FAULTS_ONLY="loss5 corrupt1");
+# FAULTS_SEED gives verbs_verify the seed a failure printed.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 . "$(dirname "$0")/wire.sh"
@@ -69,11 +70,13 @@ verify() {
 	local name=$1 n
 	n=$(iters "$2")
 	shift 2
-	local log=$(mktemp /tmp/uroce-faults.XXXXXX) rc=0 port=$((PAIR_PORT++)) seed=$RANDOM t0=$SECONDS
+	local log=$(mktemp /tmp/uroce-faults.XXXXXX) rc=0 port=$((PAIR_PORT++)) seed=${FAULTS_SEED:-$RANDOM} t0=$SECONDS
 	on_exit "rm -f '$log' '$log.c'"
 	local before after tmo=()
 	case " $* " in *" reorder "*) tmo=(-t "${FAULTS_REORDER_ACK_TIMEOUT:-16}") ;; esac
 	before=$(dev_stats)
+	local drops0
+	drops0=$(backlog_drops)
 	"$IMPAIR" set $ID rc-only spare-naks "$@" >/dev/null ||
 		fail "$name: impair set $ID rc-only spare-naks $*"
 	UROCE_STATS=1 ip netns exec $A timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
@@ -113,6 +116,7 @@ verify() {
 			ip netns exec $ns awk '/^Udp:/' /proc/net/snmp
 			ip -s -n $ns link show 2>/dev/null | sed 's/^/   /'
 		done
+		echo "--- the kernel's backlogs dropped $(($(backlog_drops) - drops0)) packets (net.core.netdev_max_backlog $(cat /proc/sys/net/core/netdev_max_backlog 2>/dev/null))"
 		# The bridge's ports: drops there are no rule's.
 		echo "--- links of the wire ($W)"
 		ip -s -n $W link show 2>/dev/null | sed 's/^/   /'

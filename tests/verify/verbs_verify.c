@@ -240,6 +240,15 @@ static struct ibv_wc poll_one(struct ibv_cq *cq, const char *what)
 	return poll_wc(cq, POLL_LIMIT_S, what);
 }
 
+/* The same, naming the test and the message (in the error if none comes). */
+static struct ibv_wc poll_msg(struct ibv_cq *cq, const char *test, int i, const char *what)
+{
+	char label[96];
+
+	snprintf(label, sizeof(label), "%s #%d: %s", test, i, what);
+	return poll_wc(cq, POLL_LIMIT_S, label);
+}
+
 static void post_recv_sges(struct conn *c, uint64_t id, uint64_t addr, uint32_t len)
 {
 	struct ibv_sge sg[NSGE];
@@ -343,7 +352,7 @@ static void test_sends(struct conn *c, const char *name)
 			post_recv_sges(c, i, (uintptr_t)buf + DST_OFF + off,
 				       c->type == IBV_QPT_UD ? len + 40 : max + 64);
 			barrier();
-			struct ibv_wc wc = poll_one(c->rcq, "recv");
+			struct ibv_wc wc = poll_msg(c->rcq, name, i, "recv");
 			uint8_t *data = buf + DST_OFF + off + (c->type == IBV_QPT_UD ? 40 : 0);
 			size_t d;
 
@@ -384,7 +393,7 @@ static void test_sends(struct conn *c, const char *name)
 			barrier();
 			if (post(c, &o, new_api))
 				DIE("%s #%d post failed", name, i);
-			struct ibv_wc wc = poll_one(c->scq, "send");
+			struct ibv_wc wc = poll_msg(c->scq, name, i, "send");
 
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == (uint64_t)i,
 			      "%s #%d send completion %s", name, i, ibv_wc_status_str(wc.status));
@@ -418,13 +427,13 @@ static void test_writes(struct conn *c, const char *name)
 			barrier();
 			barrier(); /* the client's write completed */
 			if (c->type == IBV_QPT_UC && !imm) {
-				struct ibv_wc wc = poll_one(c->rcq, "uc marker");
+				struct ibv_wc wc = poll_msg(c->rcq, name, i, "uc marker");
 
 				CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i + 1000000,
 				      "%s #%d marker send (%s)", name, i, ibv_wc_status_str(wc.status));
 			}
 			if (imm) {
-				struct ibv_wc wc = poll_one(c->rcq, "write imm");
+				struct ibv_wc wc = poll_msg(c->rcq, name, i, "write imm");
 
 				CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 				      wc.byte_len == len && (wc.wc_flags & IBV_WC_WITH_IMM) &&
@@ -445,7 +454,7 @@ static void test_writes(struct conn *c, const char *name)
 			barrier();
 			if (post(c, &o, new_api))
 				DIE("%s #%d post failed", name, i);
-			struct ibv_wc wc = poll_one(c->scq, "write");
+			struct ibv_wc wc = poll_msg(c->scq, name, i, "write");
 
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_WRITE,
 			      "%s #%d write completion %s", name, i, ibv_wc_status_str(wc.status));
@@ -456,7 +465,7 @@ static void test_writes(struct conn *c, const char *name)
 				m.sg[0] = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey };
 				if (post(c, &m, 0))
 					DIE("uc marker post");
-				poll_one(c->scq, "uc marker");
+				poll_msg(c->scq, name, i, "uc marker");
 			}
 			barrier();
 		}
@@ -485,7 +494,7 @@ static void test_reads(struct conn *c)
 			o.nsge = make_sges(o.sg, (uintptr_t)buf + DST_OFF + loff, len, mr->lkey);
 			if (post(c, &o, (int)rnd_local(2)))
 				DIE("read post");
-			struct ibv_wc wc = poll_one(c->scq, "read");
+			struct ibv_wc wc = poll_msg(c->scq, "rc read", i, "read");
 
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RDMA_READ &&
 			      wc.byte_len == len, "read #%d completion %s len %u", i,
@@ -525,7 +534,7 @@ static void test_atomics(struct conn *c)
 			*res = 0xdeadbeef;
 			if (post(c, &o, (int)rnd_local(2)))
 				DIE("atomic post");
-			struct ibv_wc wc = poll_one(c->scq, "fetch_add");
+			struct ibv_wc wc = poll_msg(c->scq, "rc atomic", i, "fetch_add");
 
 			CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FETCH_ADD,
 			      "fetch_add #%d %s", i, ibv_wc_status_str(wc.status));
