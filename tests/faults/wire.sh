@@ -15,6 +15,7 @@ impaired_pair_with_devices() {
 	note_created netns $ID-w
 	note_created netns $ID-b
 	on_exit "'$IMPAIR' down $ID"
+	deep_backlog   # the wire's hops share one backlog (impair sets RPS)
 	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo 0) "$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B

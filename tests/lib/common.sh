@@ -93,8 +93,42 @@ make_ns() {
 # KEEP_ORDER=0 leaves it out (the AF_XDP tests: docs/xdp.md, "RPS").
 keep_order() {
 	[ "${KEEP_ORDER:-1}" != 0 ] || return 0
+	deep_backlog
 	ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/queues/rx-0/rps_cpus" 2>/dev/null ||
 		echo "note: cannot set rps_cpus of $2 in $1: a loaded machine may reorder its packets" >&2
+}
+
+# deep_backlog: the one backlog that keep_order makes holds a whole burst.
+# Its length is net.core.netdev_max_backlog (1000 by default, one value for
+# the whole machine); a packet that finds it full is dropped (the
+# 'dropped' column of /proc/net/softnet_stat) and no one is told.  One UC
+# message of 1 MiB at a path MTU of 1024 is 1024 packets, sent as one
+# burst; when the CPU of that backlog runs late (a loaded machine), the
+# burst overflows it and the message is lost (UC has no retry, IBTA 9.8).
+# CI failed on it once (faults, dup5); a loop of that case here lost a UC
+# SEND in 1 run of 30, the one run with backlog drops.  A test raises the limit to
+# UROCE_TEST_BACKLOG (8192, eight such bursts) for its run and sets the
+# old value back at exit.  The file exists in the machine's first network
+# namespace only; elsewhere (or unprivileged) the test goes on as before.
+deep_backlog() {
+	[ -z "${_UROCE_BACKLOG_DEEP:-}" ] || return 0
+	export _UROCE_BACKLOG_DEEP=1
+	local f=/proc/sys/net/core/netdev_max_backlog old want=${UROCE_TEST_BACKLOG:-8192}
+	old=$(cat $f 2>/dev/null) || return 0
+	[ "$old" -lt "$want" ] || return 0
+	if echo "$want" 2>/dev/null >$f; then
+		on_exit "echo $old > $f"
+	else
+		echo "note: cannot raise $f to $want: a burst above $old packets may be dropped" >&2
+	fi
+}
+
+# backlog_drops: packets the kernel's per-CPU backlogs dropped so far, all
+# CPUs summed (the second column of /proc/net/softnet_stat, hexadecimal).
+backlog_drops() {
+	local n=0 d
+	while read -r _ d _; do n=$((n + 16#$d)); done </proc/net/softnet_stat
+	echo $n
 }
 
 # isolate_netns "$@": run the rest of this test (the script again, from the
