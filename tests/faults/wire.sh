@@ -16,7 +16,9 @@ impaired_pair_with_devices() {
 	note_created netns $ID-b
 	on_exit "'$IMPAIR' down $ID"
 	deep_backlog   # the wire's hops share one backlog (impair sets RPS)
-	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo 0) "$IMPAIR" up $ID) || fail "impair up"
+	# RPS on the wire's veths; off for transport xdp unless XDP_RPS=1 (the
+	# xdp_rps test: docs/xdp.md, "RPS").
+	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo "${XDP_RPS:-0}") "$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
 	add_dev $2 $IF_A $A ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}

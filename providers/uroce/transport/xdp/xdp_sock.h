@@ -24,7 +24,7 @@ struct uroce_xsk {
 	struct xsk_ring_cons cq, rx;
 	uint8_t *area;
 	bool zerocopy;
-	uint32_t tx_queued;         /* descriptors put on the TX ring, not yet kicked */
+	uint32_t tx_queued;         /* descriptors on the TX ring the kernel has not sent */
 	uint32_t n_free;
 	uint32_t rx_held;           /* frames the caller still reads */
 	uint64_t rx_addrs[UROCE_XSK_BATCH];
