@@ -16,6 +16,8 @@ packages=(
 	xdp-tools bpftool iputils-ping
 	# librdmacm programs over the in-process rdma CM (tests/cm)
 	rdmacm-utils librdmacm-dev linux-libc-dev libfabric-bin
+	# a crashed test program's backtrace (tests/cm/lib.sh)
+	gdb
 	# UCX and Open MPI over uroce (tests/ucx, bench/ucx.sh)
 	ucx-utils openmpi-bin libopenmpi-dev
 	# releases suite: trixie/sid chroots, the Debian package, man page checks

@@ -31,11 +31,26 @@ cm_setup() {
 	add_dev cmb i11cb$id $CM_B_NS
 }
 
-# Run CMD in namespace NS under uroce run, bounded.
+# Run CMD in namespace NS under uroce run, bounded.  A program that dies
+# of a signal leaves a core in a directory of its own (when the kernel's
+# core_pattern is a plain file name); its threads' backtraces are printed
+# after its output, so that a crash seen once in CI can be read.
 cm_run() {
-	local ns=$1
+	local ns=$1 rc=0 dir core
 	shift
-	ip netns exec "$ns" timeout "$CM_TIMEOUT" "$UROCE" run "$@"
+	dir=$(mktemp -d /tmp/i11cm-core.XXXXXX)
+	(cd "$dir" && ulimit -c unlimited 2>/dev/null
+	 ip netns exec "$ns" timeout "$CM_TIMEOUT" "$UROCE" run "$@") || rc=$?
+	for core in "$dir"/core*; do
+		[ -f "$core" ] || continue
+		echo "--- $1 dumped $core (exit $rc)"
+		if command -v gdb >/dev/null; then
+			gdb -batch -nx -ex 'info sharedlibrary' -ex 'thread apply all bt' \
+				"$(command -v "$1")" "$core" 2>&1 | grep -v '^\[New LWP'
+		fi
+	done
+	rm -rf "$dir"
+	return $rc
 }
 
 CM_SRV_PID= CM_SRV_LOG=
