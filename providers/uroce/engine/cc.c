@@ -32,6 +32,16 @@
  * of 64 QPs each on one device completed with 256, not with 1024.
  *
  * UROCE_CC=0 turns both off (the fixed window of 64), for comparison.
+ *
+ * ACK clocking of posts: a WQE posted to an RC QP that has packets
+ * unacknowledged waits for the next response (or timer) of that QP, whose
+ * handler sends everything the window allows in one transport call; a
+ * post to a QP with nothing in flight is sent at once.  So a stream of
+ * small posts leaves in bursts (one GSO datagram or sendmmsg each) instead
+ * of one system call per post, as TCP's ACK clock does: ib_send_bw -s 64
+ * went from 0.070 to 0.42 Mpps on lo.  A ping-pong (ib_*_lat) always
+ * posts to an idle QP and is not delayed.  UROCE_ACK_CLOCK=0 sends every
+ * post at once.
  */
 #include <stdlib.h>
 
@@ -136,4 +146,21 @@ void uroce_cc_loss(struct uroce_qp_eng *qe, bool severe)
 	qe->ssthresh = qe->cwnd / 2 < CC_MIN * CC_UNIT ? CC_MIN * CC_UNIT : qe->cwnd / 2;
 	qe->cwnd = severe ? CC_MIN * CC_UNIT : qe->ssthresh;
 	uroce_count(qe->eng, UROCE_STAT_CC_DECREASES, 1);
+}
+
+bool uroce_cc_post_waits(const struct uroce_qp *qp)
+{
+	static int on = -1;
+	const struct uroce_qp_eng *qe = qp->engine;
+
+	if (on < 0) {
+		const char *v = getenv("UROCE_ACK_CLOCK");
+
+		on = !(v && *v == '0');
+	}
+	/* The pass that answers the response restarts what waits here:
+	 * comp.c calls uroce_req_progress after every response, req.c after
+	 * every timer (so a lost response costs a probe, never a WQE). */
+	return on && qe && uroce_qp_type_rc(qp->vqp.qp.qp_type) &&
+	       psn_diff(qe->cur_psn, qe->una_psn) > 0;
 }

@@ -747,7 +747,7 @@ void uroce_engine_sq_posted(struct uroce_qp *qp)
 {
 	if (qp->state == IBV_QPS_ERR)
 		flush_queues(qp);
-	else
+	else if (!uroce_cc_post_waits(qp))
 		uroce_req_progress(qp);
 }
 

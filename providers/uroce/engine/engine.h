@@ -277,6 +277,7 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
 uint32_t uroce_cc_window(struct uroce_qp_eng *qe);
 void uroce_cc_progress(struct uroce_qp_eng *qe);
 void uroce_cc_loss(struct uroce_qp_eng *qe, bool severe);
+bool uroce_cc_post_waits(const struct uroce_qp *qp);
 
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
 struct roce_pkt;
