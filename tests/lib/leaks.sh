@@ -52,9 +52,14 @@ done <<<"$dead"
 
 # 3. New nodes no registry names (a registry removed without `link del`);
 # a node someone is adding right now gets its record within moments.
+# (A loop, not cat | grep -q: under pipefail, the glob that matches
+# nothing, or cat's SIGPIPE, failed the pipeline even when grep matched.)
 named() {
-	cat /run/uroce/ns-*/devices/* /tmp/uroce-*/ns-*/devices/* 2>/dev/null |
-		grep -qx "uverbs ${1#/dev/infiniband/uverbs}"
+	local f
+	for f in /run/uroce/ns-*/devices/* /tmp/uroce-*/ns-*/devices/*; do
+		[ -f "$f" ] && grep -qx "uverbs ${1#/dev/infiniband/uverbs}" "$f" && return 0
+	done
+	return 1
 }
 named_or_gone() { [ ! -e "$1" ] || named "$1"; }
 for node in /dev/infiniband/uverbs*; do
