@@ -34,6 +34,25 @@ GOALS = [
 ]
 
 
+# Paths whose peers were measured on another path of the run: uroce over
+# transport xdp shares the veth (and so the peers) of the udp figures.
+PEERS_OF = {"xdp": "veth"}
+
+# Issue 15: xdp against udp on the same veth, same run.  (title, name, key,
+# lower_is_better)
+XDP_VS_UDP = [
+    ("ib_send_lat 2 B typical, us", "ib_send_lat", "lat_typical_us", True),
+    ("ib_write_lat 2 B typical, us", "ib_write_lat", "lat_typical_us", True),
+    ("ib_read_lat 2 B typical, us", "ib_read_lat", "lat_typical_us", True),
+    ("ib_write_bw 1 MiB, Gbit/s", "ib_write_bw_1m", "gbit_s", False),
+    ("ib_send_bw 1 MiB, Gbit/s", "ib_send_bw_1m", "gbit_s", False),
+    ("ib_write_bw 64 KiB, Gbit/s", "ib_write_bw_64k", "gbit_s", False),
+    ("ib_send_bw 64 B, Mpps", "ib_send_bw_64b", "mpps", False),
+    ("ib_write_bw 64 B, Mpps", "ib_write_bw_64b", "mpps", False),
+]
+XDP_RATE_GOAL_MPPS = 1.2
+
+
 def load(path):
     """WHERE -> NAME -> KEY -> value (float where it parses).  Lines that are
     not four tab-separated fields are reported on stderr, not dropped
@@ -66,11 +85,14 @@ def fig(res, where, name, key):
 def goals(res):
     out = []
     for where in res:
+        pw = PEERS_OF.get(where, where)
         for title, (un, uk), (pn, pk), how, target in GOALS:
-            u, p = fig(res, where, un, uk), fig(res, where, pn, pk)
+            u, p = fig(res, where, un, uk), fig(res, pw, pn, pk)
+            if pn.startswith("ib_"):      # a ratio of two uroce figures of one path
+                p = fig(res, where, pn, pk)
             ratio = u / p if u is not None and p else None
             met = None if ratio is None else (ratio <= target if how == "le" else ratio >= target)
-            err = res[where].get(un, {}).get("error") or res[where].get(pn, {}).get("error")
+            err = res[where].get(un, {}).get("error") or res.get(pw, {}).get(pn, {}).get("error")
             out.append(dict(where=where, goal=title, uroce=u, peer=p, ratio=ratio,
                             target=("<= " if how == "le" else ">= ") + str(target), met=met,
                             error=err if isinstance(err, str) else None))
@@ -164,6 +186,49 @@ def print_goals(g, out=sys.stdout):
     print(f"{sum(1 for r in n if r['met'])} of {len(n)} goals with both figures met", file=out)
 
 
+def xdp_vs_udp(res):
+    """Rows of xdp against udp on the same veth, and issue 15's goals."""
+    if "xdp" not in res or "veth" not in res:
+        return [], []
+    rows = []
+    for title, name, key, lower in XDP_VS_UDP:
+        x, u = fig(res, "xdp", name, key), fig(res, "veth", name, key)
+        rows.append(dict(figure=title, xdp=x, udp=u, ratio=x / u if x is not None and u else None,
+                         error=res["xdp"].get(name, {}).get("error")))
+        for side in ("server", "client"):
+            cx, cu = fig(res, "xdp", name, "cpu_s_" + side), fig(res, "veth", name, "cpu_s_" + side)
+            mx, mu = fig(res, "xdp", name, "msgs"), fig(res, "veth", name, "msgs")
+            if key == "mpps" and cx is not None and cu is not None and mx and mu:
+                a, b = cx / (mx / 1e6), cu / (mu / 1e6)
+                rows.append(dict(figure=f"  CPU s per million messages, {side}", xdp=a, udp=b,
+                                 ratio=a / b if b else None, error=None))
+    rate = max([v for v in (fig(res, "xdp", "ib_send_bw_64b", "mpps"),
+                            fig(res, "xdp", "ib_write_bw_64b", "mpps")) if v is not None], default=None)
+    lat = [r for r in rows[:3] if r["ratio"] is not None]
+    goals_ = [
+        dict(goal=f"64 B message rate over xdp >= {XDP_RATE_GOAL_MPPS} Mpps", value=rate,
+             met=None if rate is None else rate >= XDP_RATE_GOAL_MPPS),
+        dict(goal="latency over xdp no worse than udp (each ratio <= 1)",
+             value=max(r["ratio"] for r in lat) if lat else None,
+             met=None if len(lat) < 3 else all(r["ratio"] <= 1.0 for r in lat)),
+    ]
+    return rows, goals_
+
+
+def print_xdp(rows, goals_, out=sys.stdout):
+    if not rows:
+        return
+    print("\n== xdp against udp on the same veth (ratio = xdp / udp)", file=out)
+    print(f"{'figure':40} {'xdp':>9} {'udp':>9} {'ratio':>7}", file=out)
+    for r in rows:
+        tail = "  ERROR: " + r["error"] if isinstance(r["error"], str) else ""
+        print(f"{r['figure']:40} {fmt(r['xdp'], '.3f'):>9} {fmt(r['udp'], '.3f'):>9} "
+              f"{fmt(r['ratio']):>7}{tail}", file=out)
+    for g in goals_:
+        met = {None: "not measured", True: "yes", False: "no"}[g["met"]]
+        print(f"goal: {g['goal']:56} {fmt(g['value'], '.3f'):>9}  {met}", file=out)
+
+
 def print_cpu(c, out=sys.stdout):
     print("\n== CPU seconds per side (user + system of the process tree)", file=out)
     print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'s/GB':>8} {'s/Mmsg':>8}", file=out)
@@ -181,10 +246,12 @@ def main():
         sys.exit(f"report: no figures in {sys.argv[1]} ({bad} malformed lines)")
     g = goals(res)
     print_goals(g)
+    xrows, xgoals = xdp_vs_udp(res)
+    print_xdp(xrows, xgoals)
     c = cpu_table(res)
     print_cpu(c)
     with open(outdir + "/results.json", "w") as f:
-        json.dump(dict(results=res, goals=g, cpu=c), f, indent=1)
+        json.dump(dict(results=res, goals=g, cpu=c, xdp_vs_udp=xrows, xdp_goals=xgoals), f, indent=1)
     png = " and results.png" if plot(res, outdir + "/results.png") else ""
     print(f"\nwrote {outdir}/results.json{png}")
     if bad:

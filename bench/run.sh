@@ -17,8 +17,11 @@
 # BENCH_OUT (default BUILD_DIR/bench-results).  It never judges speed: a
 # failing tool is reported as such and the run goes on.
 #
-# BENCH_WHERE="lo veth" (default) chooses the paths; BENCH_ONLY=REGEX runs
-# only the measurements whose name matches (e.g. 'write_lat|udp_ping').
+# BENCH_WHERE="lo veth xdp" (default) chooses the paths ("xdp": uroce's
+# perftest over transport xdp on the same veth, added after the veth path
+# is measured so that its XDP program does not slow the udp figures; its
+# peers are the veth's); BENCH_ONLY=REGEX runs only the measurements whose
+# name matches (e.g. 'write_lat|udp_ping').
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 export UROCE=$build/cli/uroce
@@ -60,6 +63,13 @@ place() {
 	    SGID=$(gid_of $NS_LO bl 127.0.0.1) CGID=$SGID ;;
 	veth) SNS=$NS_A CNS=$NS_B SADDR=$ADDR_A DEV=bv IFACE=bva$id
 	      SGID=$(gid_of $NS_A bv $ADDR_A) CGID=$(gid_of $NS_B bv $ADDR_B) ;;
+	xdp) if [ -z "${XDP_ADDED:-}" ]; then
+		add_dev bx bva$id $NS_A transport xdp
+		add_dev bx bvb$id $NS_B transport xdp
+		XDP_ADDED=1
+	     fi
+	     SNS=$NS_A CNS=$NS_B SADDR=$ADDR_A DEV=bx IFACE=bva$id
+	     SGID=$(gid_of $NS_A bx $ADDR_A) CGID=$(gid_of $NS_B bx $ADDR_B) ;;
 	esac
 }
 port=$((22000 + RANDOM % 3000))
@@ -258,13 +268,15 @@ ucx_all() {
 }
 
 echo "bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r), results in $out"
-for w in ${BENCH_WHERE:-lo veth}; do
+for w in ${BENCH_WHERE:-lo veth xdp}; do
 	place $w
 	echo "== $w"
-	udp_all $w
-	iperf_all $w
-	qperf_all $w
-	ucx_all $w
+	if [ $w != xdp ]; then
+		udp_all $w
+		iperf_all $w
+		qperf_all $w
+		ucx_all $w
+	fi
 	uroce_all $w
 done
 /usr/bin/python3 "$here/report.py" "$res" "$out"
