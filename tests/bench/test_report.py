@@ -2,8 +2,10 @@
 """bench/report.py on a fixed results.tsv (tests/bench/results.tsv): every
 goal of issue 14 is printed for lo and veth with its uroce figure, peer
 figure, ratio, target and verdict, the CPU table has seconds per GB and per
-million messages for both sides, and results.json says the same.  A file
-without figures or with malformed lines fails loudly.  No root needed.
+million messages for both sides, and results.json says the same.  With
+xdp figures added, the xdp path's goals take the veth's peers and its table
+against udp (issue 15) shows each ratio and goal.  A file without figures
+or with malformed lines fails loudly.  No root needed.
 
 usage: test_report.py REPORT_PY RESULTS_TSV
 """
@@ -102,6 +104,48 @@ with tempfile.TemporaryDirectory() as d:
     p = run(bad, d)
     check(p.returncode != 0 and "bad.tsv:" in p.stderr and "lo    latency" in p.stdout,
           "a malformed line is named on stderr, the tables still print, exit non-zero")
+
+# The xdp path (issue 15): its goals take the veth's peers, and a table
+# sets it against udp on the same veth, with CPU per million messages.
+XDP_LINES = """xdp	ib_send_lat	lat_typical_us	8.0
+xdp	ib_write_lat	lat_typical_us	20.0
+xdp	ib_read_lat	lat_typical_us	6.0
+xdp	ib_send_bw_64b	mpps	1.5
+xdp	ib_send_bw_64b	cpu_s_server	1.0
+xdp	ib_send_bw_64b	cpu_s_client	2.0
+xdp	ib_send_bw_64b	msgs	1000000
+veth	ib_send_bw_64b	cpu_s_server	2.0
+veth	ib_send_bw_64b	cpu_s_client	2.0
+veth	ib_send_bw_64b	msgs	1000000
+xdp	ib_write_bw_64b	mpps	0.5
+"""
+XDP_ROWS = [
+    ("ib_send_lat 2 B typical, us", "8.000", "10.000", "0.80"),
+    ("ib_write_lat 2 B typical, us", "20.000", "16.000", "1.25"),
+    ("ib_read_lat 2 B typical, us", "6.000", "-", "-"),
+    ("ib_send_bw 64 B, Mpps", "1.500", "1.500", "1.00"),
+    ("  CPU s per million messages, server", "1.000", "2.000", "0.50"),
+    ("  CPU s per million messages, client", "2.000", "2.000", "1.00"),
+    ("ib_write_bw 64 B, Mpps", "0.500", "0.250", "2.00"),
+]
+with tempfile.TemporaryDirectory() as d:
+    x = os.path.join(d, "xdp.tsv")
+    with open(x, "w") as f:
+        f.write(open(tsv).read() + XDP_LINES)
+    p = run(x, d)
+    print(p.stdout, p.stderr, sep="")
+    check(p.returncode == 0, f"report.py with xdp exit {p.returncode}")
+    out = p.stdout
+    check(re.search(r"^xdp +latency: ib_send_lat .*? 8\.00 +8\.00 +1\.00 .*  yes$", out, re.M),
+          "xdp goal row: ib_send_lat against the veth's UDP ping-pong")
+    part = out.split("== xdp against udp", 1)[-1].split("== CPU", 1)[0]
+    for title, xv, uv, ratio in XDP_ROWS:
+        pat = rf"^{re.escape(title)} +{re.escape(xv)} +{re.escape(uv)} +{re.escape(ratio)}$"
+        check(re.search(pat, part, re.M), f"xdp row {title!r} {xv} {uv} {ratio}")
+    check(re.search(r"^goal: 64 B message rate over xdp >= 1.2 Mpps +1\.500  yes$", part, re.M),
+          "xdp rate goal met at 1.5 Mpps")
+    check(re.search(r"^goal: latency over xdp no worse than udp.* 1\.250  no$", part, re.M),
+          "xdp latency goal not met (write_lat 1.25)")
 
 print("FAILED:" if fails else "ok", len(fails), "failures")
 sys.exit(1 if fails else 0)
