@@ -85,11 +85,11 @@ def fig(res, where, name, key):
 def goals(res):
     out = []
     for where in res:
-        pw = PEERS_OF.get(where, where)
         for title, (un, uk), (pn, pk), how, target in GOALS:
+            # A peer tool's figure may come from another path of the run; a
+            # uroce figure (the scale goal's -q 1) is always this path's.
+            pw = where if pn.startswith("ib_") else PEERS_OF.get(where, where)
             u, p = fig(res, where, un, uk), fig(res, pw, pn, pk)
-            if pn.startswith("ib_"):      # a ratio of two uroce figures of one path
-                p = fig(res, where, pn, pk)
             ratio = u / p if u is not None and p else None
             met = None if ratio is None else (ratio <= target if how == "le" else ratio >= target)
             err = res[where].get(un, {}).get("error") or res.get(pw, {}).get(pn, {}).get("error")
