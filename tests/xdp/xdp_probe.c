@@ -13,6 +13,8 @@
  *   xdp_probe udprecv ADDR COUNT SECONDS           kernel UDP socket on ADDR:4791
  *   xdp_probe hold IFACE                           attach, say "ready", wait
  *   xdp_probe attach IFACE                         the program only (no socket), wait
+ *   xdp_probe reopen IFACE                         open, close and at once open again:
+ *                      "reopened", or the second open's error and exit 1
  *   xdp_probe remove IFACE                         detach uroce's XDP program
  *
  * The transport table of this program has no udp transport, so the xdp
@@ -350,11 +352,36 @@ static int do_hold(char **a)
 	return 0;
 }
 
+/* The kernel frees a closed socket's queue some milliseconds late; the
+ * second open must wait for that, not fail (xport_xdp.c, open_queue). */
+static int do_reopen(char **a)
+{
+	static uint64_t counters[256];
+	struct uroce_xport_conf conf = { .devname = "xdp_probe", .netdev = a[0],
+					 .counters = counters };
+	struct uroce_xport *x = open_xdp(a[0]);
+	uint64_t t0;
+	int ret;
+
+	x->ops->close(x);
+	t0 = now_ms();
+	ret = uroce_xdp_ops.open(&conf, &x);
+	if (ret) {
+		printf("second open: %s after %llu ms\n", strerror(-ret),
+		       (unsigned long long)(now_ms() - t0));
+		return 1;
+	}
+	printf("reopened in %llu ms\n", (unsigned long long)(now_ms() - t0));
+	x->ops->close(x);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; int args; int (*fn)(char **); } cmds[] = {
 		{ "send", 6, do_send }, { "recv", 4, do_recv }, { "udpsend", 5, do_udpsend },
 		{ "udprecv", 3, do_udprecv }, { "hold", 1, do_hold }, { "attach", 1, do_attach },
+		{ "reopen", 1, do_reopen },
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "remove")) {

@@ -133,8 +133,22 @@ done
 ip netns exec $A timeout 30 iperf3 -c 10.231.7.2 -p $port -n 50M >"$T/tcp" 2>&1 ||
 	fail "TCP transfer: $(cat "$T/tcp")"
 pass "ping (IPv4, IPv6) and a 50 MB TCP transfer pass through while uroce's XDP program runs"
+# A queue whose socket a live user holds is refused at once (the claim),
+# not after the wait for a departed owner's socket (QUEUE_FREE_WAIT_MS, 5 s).
+ip netns exec $B timeout 4 "$PROBE" reopen $IB >"$T/busy" 2>&1 &&
+	fail "a second socket on a held queue: $(cat "$T/busy")"
+grep -q "another uroce process's AF_XDP socket has it" "$T/busy" ||
+	fail "a held queue: $(cat "$T/busy")"
 kill $pid_holdA $pid_holdB
 wait $pid_holdA $pid_holdB || fail "holders did not close cleanly: $(cat "$T/holdA" "$T/holdB")"
+# The kernel frees a closed socket's queue some milliseconds late; a user
+# that comes at once waits for it (it used to get EBUSY and, in a verbs
+# process, the slow udp path).
+for i in 1 2 3; do
+	ip netns exec $B timeout 20 "$PROBE" reopen $IB >"$T/reopen" 2>&1 ||
+		fail "open right after a close: $(cat "$T/reopen")"
+done
+pass "a queue held by a live user is refused at once; one closed a moment ago is waited for ($(cat "$T/reopen"))"
 
 # 4. SIGKILL mid-transfer: the interface stays usable, a new user attaches
 #    at once, and `uroce link del` leaves no program.

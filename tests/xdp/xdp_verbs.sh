@@ -117,7 +117,14 @@ wait $cli 2>/dev/null || true
 kill $srv 2>/dev/null || true
 wait $srv 2>/dev/null || true
 ip netns exec $A ping -c 2 -i 0.2 -W 2 10.232.7.2 >/dev/null || fail "ping after SIGKILL"
+# The new pair has the queues' sockets again, on both ends: its frames
+# move both redirect counters (a socket whose owner has just gone is
+# waited for, not given up on for the udp path).
+beforeA=$(redirected $A $IA) beforeB=$(redirected $B $IB)
 pair after-kill $B xb $GB $A xa $GA 10.232.7.2 -- ibv_rc_pingpong -c -n 200 -s 4096
+afterA=$(redirected $A $IA) afterB=$(redirected $B $IB)
+[ "$afterA" -ge $((beforeA + 200)) ] && [ "$afterB" -ge $((beforeB + 200)) ] ||
+	fail "after SIGKILL the new pair did not run over AF_XDP: redirected $IA $beforeA -> $afterA, $IB $beforeB -> $afterB"
 
 # The frames went through the AF_XDP sockets, on both ends.
 for s in "$A $IA" "$B $IB"; do

@@ -13,7 +13,9 @@
  * description locks: byte 0 is held exclusively while a process sets the
  * program up or takes it down, byte 1 is held shared by every user.  The
  * kernel drops a crashed process's locks, so "the last user leaves" is a
- * non-blocking exclusive lock on byte 1 that succeeds.  A program behind
+ * non-blocking exclusive lock on byte 1 that succeeds.  Byte 2 is held
+ * exclusively by the user whose AF_XDP socket has the queue, so a new user
+ * can tell a live owner from one that has just gone.  A program behind
  * the dispatcher left by a crashed last user does no harm: with no socket
  * in its XSKMAP every frame goes on to the kernel, and the next user takes
  * it over.
@@ -57,7 +59,7 @@ static void lock_path(const char *nsid, const char *ifname, char *buf, size_t le
 	snprintf(buf, len, "/dev/shm/uroce-%s-%s.xdp", nsid, ifname);
 }
 
-enum { LOCK_SETUP, LOCK_USERS };
+enum { LOCK_SETUP, LOCK_USERS, LOCK_QUEUE };
 
 /* Lock byte WHICH of FD: F_RDLCK, F_WRLCK or F_UNLCK; WAIT or not. */
 static int lock_byte(int fd, int which, short type, bool wait)
@@ -385,6 +387,18 @@ void uroce_xdp_prog_put(const char *nsid, const char *ifname, struct uroce_xdp_p
 	}
 	close_fd(&p->link_fd);
 	close_fd(&p->lock_fd);
+}
+
+int uroce_xdp_queue_claim(struct uroce_xdp_prog *p)
+{
+	int err = lock_byte(p->lock_fd, LOCK_QUEUE, F_WRLCK, false);
+
+	return err == -EAGAIN || err == -EACCES ? -EBUSY : err;
+}
+
+void uroce_xdp_queue_unclaim(struct uroce_xdp_prog *p)
+{
+	lock_byte(p->lock_fd, LOCK_QUEUE, F_UNLCK, false);
 }
 
 uint64_t uroce_xdp_prog_stat(const struct uroce_xdp_prog *p, enum uroce_xdp_stat stat)

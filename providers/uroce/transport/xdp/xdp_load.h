@@ -34,6 +34,13 @@ void uroce_xdp_prog_put(const char *nsid, const char *ifname, struct uroce_xdp_p
 /* Detach uroce's program from IFNAME whoever uses it (`uroce link del`):
  * 1 removed, 0 none was there, -errno. */
 int uroce_xdp_prog_remove(const char *ifname);
+/*
+ * Claim the interface's queue for this user's AF_XDP socket: 0, or -EBUSY
+ * while a live user holds it.  Closing the program (uroce_xdp_prog_put)
+ * or the process's death lets the claim go.
+ */
+int uroce_xdp_queue_claim(struct uroce_xdp_prog *p);
+void uroce_xdp_queue_unclaim(struct uroce_xdp_prog *p);
 /* The program's counter STAT summed over the CPUs. */
 uint64_t uroce_xdp_prog_stat(const struct uroce_xdp_prog *p, enum uroce_xdp_stat stat);
 

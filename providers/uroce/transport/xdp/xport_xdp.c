@@ -147,6 +147,45 @@ static void clear_qpns(struct xdp_xport *t)
 	}
 }
 
+/*
+ * This user's AF_XDP socket on queue 0, or NULL with errno EBUSY when a
+ * live user's socket has it.  The kernel lets go of a closed socket's
+ * queue in deferred work (xp_release_deferred, under the RTNL), some
+ * milliseconds after the close: a process that starts as the last one
+ * exits meets EBUSY from a socket that no longer has an owner.  The
+ * queue's claim tells the two apart, and only the second is waited for,
+ * within QUEUE_FREE_WAIT_MS (another program's socket on the queue, not
+ * uroce's, also takes that long to be given up on).
+ */
+#define QUEUE_FREE_WAIT_MS 5000
+
+static struct uroce_xsk *open_queue(struct xdp_xport *t, char *err, size_t errlen)
+{
+	struct uroce_xsk *x;
+	int waited_ms = 0;
+
+	if (uroce_xdp_queue_claim(&t->prog)) {
+		snprintf(err, errlen, "%s queue 0: another uroce process's AF_XDP socket has it",
+			 t->netdev);
+		errno = EBUSY;
+		return NULL;
+	}
+	for (int pause_ms = 1;; pause_ms = pause_ms < 64 ? pause_ms * 2 : 64) {
+		x = uroce_xsk_open(t->netdev, 0, err, errlen);
+		if (x || errno != EBUSY || waited_ms >= QUEUE_FREE_WAIT_MS)
+			break;
+		usleep(pause_ms * 1000);
+		waited_ms += pause_ms;
+	}
+	if (!x) {
+		int saved = errno;
+
+		uroce_xdp_queue_unclaim(&t->prog);
+		errno = saved;
+	}
+	return x;
+}
+
 static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
 {
 	const struct uroce_xport_ops *udp = uroce_xport_lookup("udp");
@@ -185,7 +224,7 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		ret = -ENOMEM;
 		goto fail_say;
 	}
-	t->xsk = uroce_xsk_open(t->netdev, 0, err, sizeof(err));
+	t->xsk = open_queue(t, err, sizeof(err));
 	if (!t->xsk && (errno != EBUSY || !t->udp)) {
 		ret = -errno;
 		goto fail_say;
