@@ -18,16 +18,28 @@ wait_for() {
 
 # redirected NS IFACE: frames the program on IFACE sent to AF_XDP sockets
 # (its redirect counter; maps are found through the interface's program,
-# as their names are the same for every interface).
+# as their names are the same for every interface).  Every caller has the
+# program held by a user, so a read that finds no program or no counter
+# is tried again (one in a loaded full run once read 0 while the counter
+# stood at 57 968); after 2 s it says what it saw and gives 0.
 redirected() { # NS IFACE
-	local prog map
-	prog=$(ip -n "$1" link show "$2" | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}')
-	[ -n "$prog" ] || { echo 0; return; }
-	for map in $(bpftool prog show id "$prog" | grep -o 'map_ids [0-9,]*' | cut -d' ' -f2 | tr , ' '); do
-		bpftool map show id "$map" | grep -q 'name uroce_xdp_stats' || continue
-		bpftool -j map dump id "$map" | grep -o '"key":0,"values":\[[^]]*\]' |
-			grep -o '"value":[0-9]*' | awk -F: '{s += $2} END {print s + 0}'
-		return
+	local prog map n links tries
+	for ((tries = 0; tries < 20; tries++)); do
+		links=$(ip -n "$1" link show "$2" 2>&1)
+		prog=$(grep -o 'prog/xdp id [0-9]*' <<<"$links" | awk '{print $3}')
+		n=
+		for map in $(bpftool prog show id "${prog:-0}" 2>/dev/null | grep -o 'map_ids [0-9,]*' |
+				cut -d' ' -f2 | tr , ' '); do
+			# Not `| grep -q`: under pipefail, grep leaving early can
+			# fail the pipeline through bpftool's SIGPIPE.
+			[[ $(bpftool map show id "$map" 2>/dev/null) == *"name uroce_xdp_stats"* ]] || continue
+			n=$(bpftool -j map dump id "$map" 2>/dev/null | grep -o '"key":0,"values":\[[^]]*\]' |
+				grep -o '"value":[0-9]*' | awk -F: '{s += $2; k++} END {if (k) print s}')
+			break
+		done
+		[ -n "$n" ] && { echo "$n"; return; }
+		sleep 0.1
 	done
+	echo "redirected $1 $2: no counter found in 2 s; the link: $links" >&2
 	echo 0
 }
