@@ -39,17 +39,22 @@ uint64_t uroce_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+void uroce_engine_wake(struct uroce_engine *eng)
+{
+	uint64_t one = 1;
+
+	if (write(eng->wake_fd, &one, sizeof(one)) < 0)
+		(void)0;
+}
+
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 {
 	if (qe->armed == on)
 		return;
 	qe->armed = on;
-	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on) {
-		uint64_t one = 1; /* the thread may sleep without a tick: wake it */
-
-		if (write(qe->eng->wake_fd, &one, sizeof(one)) < 0)
-			(void)0;
-	}
+	/* The thread may sleep without a tick: wake it. */
+	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on)
+		uroce_engine_wake(qe->eng);
 }
 
 /* ---- dispatch ----------------------------------------------------------- */
@@ -239,6 +244,12 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	pthread_mutex_unlock(&eng->rx_lock);
 }
 
+/* Packets the transport still holds after a stalled send (tx_flush). */
+static bool tx_left(const struct uroce_engine *eng)
+{
+	return eng->xport->ops->tx_flush && __atomic_load_n(&eng->xport->tx_left, __ATOMIC_ACQUIRE);
+}
+
 static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
@@ -248,7 +259,8 @@ static void *progress_thread(void *arg)
 
 	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
-		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 ? 1 : -1;
+		/* Timers and a stalled transmit queue are looked at every ms. */
+		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 || tx_left(eng) ? 1 : -1;
 		int n = epoll_wait(eng->epfd, evs, 16, timeout);
 
 		if (n > 0) {
@@ -272,6 +284,8 @@ static void *progress_thread(void *arg)
 			run_timers(eng);
 			timers_ns = busy ? uroce_now_ns() : 0;
 		}
+		if (tx_left(eng))
+			eng->xport->ops->tx_flush(eng->xport);
 	}
 	return NULL;
 }

@@ -212,6 +212,8 @@ void uroce_engine_put(struct uroce_engine *eng);
 uint64_t uroce_now_ns(void);
 /* Keep the timer tick running for this QP while it has timers (qp->lock held). */
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
+/* Wake the progress thread: it has work that no packet will announce. */
+void uroce_engine_wake(struct uroce_engine *eng);
 /* Move QP to the error state and flush its queues (qp->lock held), telling
  * the owner with asynchronous event EV (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR). */
 void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev);

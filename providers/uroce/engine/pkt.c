@@ -122,6 +122,10 @@ int uroce_tx_flush(void)
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, r);
 		done += r;
 	}
+	/* The transport kept packets its queue did not take: the progress
+	 * thread sends them (transport.h, tx_flush). */
+	if (eng->xport->ops->tx_flush && __atomic_load_n(&eng->xport->tx_left, __ATOMIC_ACQUIRE))
+		uroce_engine_wake(eng);
 	if (ret)
 		uroce_count(eng, UROCE_STAT_TX_NOT_SENT, n - done);
 	if (ret && uroce_debug)

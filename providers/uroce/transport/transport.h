@@ -99,6 +99,7 @@ struct uroce_xport {
 	const struct uroce_xport_ops *ops;
 	struct uroce_xport_caps caps;
 	int fd;                     /* readable (level) while recv has packets */
+	uint32_t tx_left;           /* packets a stalled queue kept (__atomic): call tx_flush */
 	uint16_t fwd_port;          /* token other processes forward to us with (0: none) */
 };
 
@@ -118,6 +119,12 @@ struct uroce_xport_ops {
 	int (*recv)(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max);
 
 	/* Optional (NULL: not needed by this transport). */
+	/* While tx_left > 0: try once more to hand what send left queued to
+	 * the kernel, without waiting; updates tx_left.  A transport that
+	 * keeps packets after send returns (AF_XDP's TX ring in copy mode,
+	 * which only a system call drains) needs someone to call it: the
+	 * last packets of a UC message would otherwise never leave. */
+	void (*tx_flush)(struct uroce_xport *x);
 	/* Pass RX to the process of this device whose fwd_port is PORT. */
 	int (*forward)(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx);
 	/* Deliver the packets of connection QPN, sent from (PEER, PEER_PORT)

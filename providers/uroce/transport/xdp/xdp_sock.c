@@ -137,7 +137,7 @@ uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr)
 	if (x->n_free == 0)
 		reclaim(x);
 	if (x->n_free == 0) {
-		uroce_xsk_kick(x);   /* copy mode completes frames in sendto() */
+		uroce_xsk_kick(x, UROCE_XSK_KICK_STALL_MS);   /* copy mode completes frames in sendto() */
 		reclaim(x);
 	}
 	if (x->n_free == 0)
@@ -172,12 +172,12 @@ static uint32_t tx_pending(const struct uroce_xsk *x)
 	return x->tx.cached_prod - __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
 }
 
-/* How long a kick waits, in 1 ms steps, for a TX queue that takes nothing.
- * On veth with RPS, copy-mode TX stalled for more than 100 ms at a time;
- * 3 s covered every stall seen (docs/xdp.md, "RPS"). */
-#define KICK_STALL_MS 3000
-
-int uroce_xsk_kick(struct uroce_xsk *x)
+/* On veth with RPS, copy-mode TX stalled for more than 100 ms at a time,
+ * and under load for more than 3 s: what a kick leaves queued, the
+ * progress thread sends later (xport_xdp.c, xdp_tx_flush; docs/xdp.md,
+ * "RPS").  Only a sender that needs a free frame waits, up to
+ * UROCE_XSK_KICK_STALL_MS. */
+int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
 {
 	int ret = 0, stalled_ms = 0;
 
@@ -191,7 +191,7 @@ int uroce_xsk_kick(struct uroce_xsk *x)
 	 * the next sendto(): for the last packets of a UC message that is
 	 * never, so a call that took nothing waits 1 ms for the queue (poll()
 	 * on the socket drives copy-mode TX too) and tries again, for at most
-	 * KICK_STALL_MS; whatever is left then stays queued for the next kick. */
+	 * STALL_MS; whatever is left then stays queued for the next kick. */
 	while (tx_pending(x)) {
 		uint32_t before = tx_pending(x);
 
@@ -205,7 +205,7 @@ int uroce_xsk_kick(struct uroce_xsk *x)
 		reclaim(x);
 		if (tx_pending(x) < before)
 			continue;
-		if (stalled_ms++ == KICK_STALL_MS)
+		if (stalled_ms++ >= stall_ms)
 			break;
 		struct pollfd pfd = { .fd = xsk_socket__fd(x->xsk), .events = POLLOUT };
 

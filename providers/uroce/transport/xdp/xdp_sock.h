@@ -45,7 +45,11 @@ uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr);
 void uroce_xsk_tx_unget(struct uroce_xsk *x, uint64_t addr);
 /* Queue the frame at ADDR of LEN bytes; uroce_xsk_kick sends the queue. */
 int uroce_xsk_tx_put(struct uroce_xsk *x, uint64_t addr, uint32_t len);
-int uroce_xsk_kick(struct uroce_xsk *x);
+/* Hand the queue to the kernel, waiting up to STALL_MS (1 ms steps) while
+ * it takes nothing; what is still queued then is left in tx_queued. */
+int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms);
+/* How long uroce_xsk_kick waits when a frame is needed and none is free. */
+#define UROCE_XSK_KICK_STALL_MS 3000
 
 /* Up to MAX (<= UROCE_XSK_BATCH) received frames into FRAMES/LENS; they
  * stay the caller's until uroce_xsk_rx_done gives them back to the kernel. */

@@ -338,9 +338,24 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 		if (ret)
 			break;
 	}
-	uroce_xsk_kick(t->xsk);
+	/* What a stalled queue does not take now stays on the ring for the
+	 * progress thread (xdp_tx_flush): no one waits with the lock held. */
+	uroce_xsk_kick(t->xsk, 0);
+	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&t->tx_lock);
 	return i ? (int)i : ret;
+}
+
+static void xdp_tx_flush(struct uroce_xport *x)
+{
+	struct xdp_xport *t = xx(x);
+
+	/* A thread that holds the lock is kicking the same ring. */
+	if (!t->xsk || pthread_mutex_trylock(&t->tx_lock))
+		return;
+	uroce_xsk_kick(t->xsk, 0);
+	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->tx_lock);
 }
 
 static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
@@ -430,6 +445,7 @@ const struct uroce_xport_ops uroce_xdp_ops = {
 	.close = xdp_close,
 	.send = xdp_send,
 	.recv = xdp_recv,
+	.tx_flush = xdp_tx_flush,
 	.forward = xdp_forward,
 	.steer = xdp_steer,
 	.unsteer = xdp_unsteer,
