@@ -560,7 +560,11 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 
 	UROCE_TRACE(uroce_trace_to_error(qp, ev));
 	qp->state = IBV_QPS_ERR;
-	qp->vqp.qp.state = IBV_QPS_ERR;
+	/* Not ibv_qp's own state field: libibverbs keeps there the state the
+	 * application last set (ibv_modify_qp), and a real RNIC or rxe does
+	 * not change it when the QP fails.  UCX asserts on it (a loaded
+	 * ucx_mpi run aborted in uct_rc_verbs_ep_flush).  ibv_query_qp
+	 * reports ERR from qp->attr. */
 	qp->attr.qp_state = IBV_QPS_ERR;
 	flush_queues(qp);
 	if (was_err)
