@@ -244,12 +244,6 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	pthread_mutex_unlock(&eng->rx_lock);
 }
 
-/* Packets the transport still holds after a stalled send (tx_flush). */
-static bool tx_left(const struct uroce_engine *eng)
-{
-	return eng->xport->ops->tx_flush && __atomic_load_n(&eng->xport->tx_left, __ATOMIC_ACQUIRE);
-}
-
 static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
@@ -260,7 +254,7 @@ static void *progress_thread(void *arg)
 	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
 		/* Timers and a stalled transmit queue are looked at every ms. */
-		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 || tx_left(eng) ? 1 : -1;
+		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 || uroce_xport_tx_left(eng->xport) ? 1 : -1;
 		int n = epoll_wait(eng->epfd, evs, 16, timeout);
 
 		if (n > 0) {
@@ -284,7 +278,7 @@ static void *progress_thread(void *arg)
 			run_timers(eng);
 			timers_ns = busy ? uroce_now_ns() : 0;
 		}
-		if (tx_left(eng))
+		if (uroce_xport_tx_left(eng->xport))
 			eng->xport->ops->tx_flush(eng->xport);
 	}
 	return NULL;

@@ -124,7 +124,7 @@ int uroce_tx_flush(void)
 	}
 	/* The transport kept packets its queue did not take: the progress
 	 * thread sends them (transport.h, tx_flush). */
-	if (eng->xport->ops->tx_flush && __atomic_load_n(&eng->xport->tx_left, __ATOMIC_ACQUIRE))
+	if (uroce_xport_tx_left(eng->xport))
 		uroce_engine_wake(eng);
 	if (ret)
 		uroce_count(eng, UROCE_STAT_TX_NOT_SENT, n - done);

@@ -149,6 +149,12 @@ struct uroce_xport_ops {
 	void (*mcast_leave)(struct uroce_xport *x, const uint8_t *group);
 };
 
+/* Packets the transport still holds after a stalled send: call tx_flush. */
+static inline bool uroce_xport_tx_left(const struct uroce_xport *x)
+{
+	return x->ops->tx_flush && __atomic_load_n(&x->tx_left, __ATOMIC_ACQUIRE);
+}
+
 /* The transport a device's `transport` attribute names ("udp"; "xdp" once
  * it exists), or NULL. */
 const struct uroce_xport_ops *uroce_xport_lookup(const char *name);

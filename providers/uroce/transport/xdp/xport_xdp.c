@@ -302,6 +302,15 @@ static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const u
 	return uroce_xsk_tx_put(t->xsk, addr, off);
 }
 
+/* Hand the ring to the kernel without waiting (tx_lock held): what a
+ * stalled queue does not take now stays on the ring, counted in tx_left,
+ * for the progress thread (xdp_tx_flush); no one waits with the lock held. */
+static void kick(struct xdp_xport *t)
+{
+	uroce_xsk_kick(t->xsk, 0);
+	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
+}
+
 static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
 {
 	struct xdp_xport *t = xx(x);
@@ -338,10 +347,7 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 		if (ret)
 			break;
 	}
-	/* What a stalled queue does not take now stays on the ring for the
-	 * progress thread (xdp_tx_flush): no one waits with the lock held. */
-	uroce_xsk_kick(t->xsk, 0);
-	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
+	kick(t);
 	pthread_mutex_unlock(&t->tx_lock);
 	return i ? (int)i : ret;
 }
@@ -353,8 +359,7 @@ static void xdp_tx_flush(struct uroce_xport *x)
 	/* A thread that holds the lock is kicking the same ring. */
 	if (!t->xsk || pthread_mutex_trylock(&t->tx_lock))
 		return;
-	uroce_xsk_kick(t->xsk, 0);
-	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
+	kick(t);
 	pthread_mutex_unlock(&t->tx_lock);
 }
 
