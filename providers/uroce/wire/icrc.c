@@ -200,10 +200,11 @@ int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len)
 	for (int k = 0; k < ID_BITS; k++)
 		f[k] = field_delta(1u << k, op_id);
 	f[ID_BITS] = field_delta(0x4000, op_df);
+	/* X says which bits differ from the guess tried above (ID, DF set) */
 	x = solve(f, got ^ want);
 	if (x < 0)
 		return ROCE_E_ICRC;
-	net->ip_id = x & 0xffff;
+	net->ip_id ^= x & 0xffff;
 	net->df = !(x >> ID_BITS & 1);
 	net->id_unknown = false;
 	return ROCE_OK;
