@@ -11,7 +11,8 @@
  *     SEND, WRITE on a QP with timeout 14 (4.096 us * 2^14 = 67 ms) and
  *     retry_cnt 3.  The first must complete with IBV_WC_RETRY_EXC_ERR no
  *     sooner than half and no later than twice 67 ms * (3 + 1), the others
- *     with IBV_WC_WR_FLUSH_ERR, in order; the QP is then in the error state.
+ *     with IBV_WC_WR_FLUSH_ERR, in order; the QP is then in the error state,
+ *     and no asynchronous event was raised (the CQE reports the error).
  *
  *   rc_faults -t rnr -d DEV -g GIDX -p PORT [HOST]
  *     The server's QP has min_rnr_timer 14 (1.28 ms) and no receive posted.
@@ -231,6 +232,20 @@ static void test_dead(const char *cmd)
 
 	CHECK(!ibv_query_qp(c.qp, &qa, IBV_QP_STATE, &qi) && qa.qp_state == IBV_QPS_ERR,
 	      "dead peer: QP state %d, expected IBV_QPS_ERR", qa.qp_state);
+	/* A completion error is reported by its CQE alone: no affiliated
+	 * asynchronous error (IBTA 11.6.3.1 lists those no CQE can report).
+	 * One would have been written before the CQEs polled above.  Port
+	 * events may come at any time. */
+	struct pollfd ap = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event aev;
+
+	while (poll(&ap, 1, 0) == 1 && !ibv_get_async_event(ctx, &aev)) {
+		CHECK(aev.event_type != IBV_EVENT_QP_FATAL && aev.event_type != IBV_EVENT_QP_REQ_ERR &&
+		      aev.event_type != IBV_EVENT_QP_ACCESS_ERR,
+		      "dead peer: asynchronous event %s after a completion error",
+		      ibv_event_type_str(aev.event_type));
+		ibv_ack_async_event(&aev);
+	}
 	NOTE("dead peer: RETRY_EXC_ERR after %.1f ms (bound %.1f ms), %d WRs flushed", el, bound,
 	     NWR - 1);
 	/* The server is unreachable: no goodbye over TCP. */

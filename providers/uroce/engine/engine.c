@@ -548,7 +548,8 @@ static void flush_queues(struct uroce_qp *qp)
 	uroce_engine_arm(qe, false);
 }
 
-void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
+/* EV < 0: no affiliated event (a completion error, reported by its CQE). */
+static void to_error(struct uroce_qp *qp, int ev)
 {
 	bool was_err = qp->state == IBV_QPS_ERR;
 
@@ -563,15 +564,26 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
 	flush_queues(qp);
 	if (was_err)
 		return;
-	/* IBTA 11.6.3.1: the owner learns why the QP stopped. */
-	uroce_qp_async_event(qp, ev);
+	if (ev >= 0)
+		uroce_qp_async_event(qp, ev);
 	if (qp->srq && qp->vqp.qp.qp_type != IBV_QPT_XRC_RECV)
 		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
+void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
+{
+	to_error(qp, ev);
+}
+
+/* IBTA 11.6.3.1: the affiliated asynchronous errors are for what no
+ * completion can report.  A requester error (retries exhausted, a NAK, a
+ * local error while building a packet) is reported by the failing WQE's
+ * CQE (IBTA 10.10.2), and the QP goes to error without an event, as on
+ * rxe and on RNICs (mlx5 raises its catastrophic-error event only for
+ * errors it cannot put in a CQE). */
 void uroce_qp_to_error(struct uroce_qp *qp)
 {
-	uroce_qp_to_error_ev(qp, IBV_EVENT_QP_FATAL);
+	to_error(qp, -1);
 }
 
 void uroce_check_drained(struct uroce_qp *qp)

@@ -368,8 +368,9 @@ void uroce_trace_to_error(struct uroce_qp *qp, int ev)
 	rec_begin(&r, "modify", qp->vqp.qp.qp_num);
 	rec_add(&r, "FROM", "%s", NAME_OF(qps_names, qp->state));
 	rec_add(&r, "TO", "ERR");
-	rec_add(&r, "ATTRS", "async_event=%s", ibv_event_type_str(ev));
-	rec_msg(&r, "QP %u goes to the error state (%s)", qp->vqp.qp.qp_num, ibv_event_type_str(ev));
+	rec_add(&r, "ATTRS", "async_event=%s", ev < 0 ? "none" : ibv_event_type_str(ev));
+	rec_msg(&r, "QP %u goes to the error state (%s)", qp->vqp.qp.qp_num,
+		ev < 0 ? "a completion error" : ibv_event_type_str(ev));
 	rec_end(&r);
 }
 
