@@ -2,9 +2,10 @@
 # perftest over uroce, both post APIs (ibv_wr_* by default, and
 # --use_old_post_send): every RC test with a size sweep up to 8 MiB (-a),
 # the bandwidth tests also with four QPs (-q 4) and bidirectional (-b),
-# and UC / UD / XRC where perftest offers them, and UD multicast (--mcg).  On lo (two processes, one
-# device) and across two namespaces over a veth pair.  A run fails if
-# either side exits non-zero or prints an error.
+# and UC / UD / XRC where perftest offers them (UC SENDs at sizes whose
+# window the kernel's buffers hold: below), and UD multicast (--mcg).  On
+# lo (two processes, one device) and across two namespaces over a veth
+# pair.  A run fails if either side exits non-zero or prints an error.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
@@ -31,7 +32,19 @@ for w in $where; do
 			pair $w "$@" -- $t -F -b -n 200 $api
 		done
 	done
-	pair $w "$@" -- ib_send_bw -F -c UC -a -n 20
+	# UC has no retries and no flow control: a SEND whose packet the
+	# receiver's socket buffer could not hold is gone, and ib_send_bw's
+	# server waits for it until it gives up.  -a -n 20 has 20 * 8 MiB in
+	# flight, which a receiver held off its CPU for a few milliseconds (a
+	# loaded machine: 1 run in 15 lost 1170 packets, UdpRcvbufErrors) cannot
+	# take.  Each size here keeps at most 5 MiB in flight (5120 packets at
+	# the veth's MTU), which the kernel holds with the receiver not running
+	# at all: uroce's socket buffer took 7943 packets of 4 KiB, 29127 of
+	# 1 KiB, with nothing reading; the backlog (deep_backlog) 8192.  One
+	# packet, a packet and a byte, many packets, 1 MiB messages.
+	for sn in 1:100 4096:100 4097:100 65536:40 1048576:5; do
+		pair $w "$@" -- ib_send_bw -F -c UC -s ${sn%:*} -n ${sn#*:}
+	done
 	pair $w "$@" -- ib_write_bw -F -c UC -a -n 20
 	pair $w "$@" -- ib_send_lat -F -c UC -n 500
 	pair $w "$@" -- ib_write_lat -F -c UC -n 500
