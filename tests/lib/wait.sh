@@ -58,3 +58,12 @@ wait_listen() {
 		sleep 0.05
 	done
 }
+
+# capture_live LOG [SECONDS]: dumpcap or tshark, with its stderr in LOG,
+# captures: it names its output file ("File: ...") once its interface is
+# open with the filter set.  Its earlier "Capturing on ..." comes before
+# the interface is opened, and packets sent then are not captured (an
+# xdp_transport run captured nothing after waiting for it).
+capture_live() {
+	wait_until "${2:-30}" grep -q "File: " "$1"
+}

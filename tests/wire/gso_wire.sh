@@ -29,7 +29,7 @@ capture() {
 	ip netns exec $VETH_A dumpcap -q -P -i $IF_A -f "udp port 4791" -w "$file" 2>"$file.log" &
 	pid=$!
 	stop_at_exit $pid
-	wait_until 30 grep -q "Capturing on" "$file.log" || { cat "$file.log"; fail "dumpcap did not start"; }
+	capture_live "$file.log" || { cat "$file.log"; fail "dumpcap did not start"; }
 	pair veth $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A -- "$@"
 	kill -INT $pid
 	wait $pid

@@ -92,7 +92,7 @@ fi
 bg urecv $B "$PROBE" udprecv 10.231.7.2 $N 30
 wait_for "$T/urecv" ready 10 || fail "UDP receiver not ready"
 bg cap $B tshark -i $IB -F pcap -w "$T/xdp.pcap" -c $N -f "udp dst port 4791"
-wait_for "$T/cap" "Capturing on" 10 || fail "tshark did not start: $(cat "$T/cap")"
+capture_live "$T/cap" 10 || fail "tshark did not start: $(cat "$T/cap")"
 ip netns exec $A timeout 30 "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN $N 700 >/dev/null ||
 	fail "xdp send to a UDP socket"
 wait $pid_urecv || fail "kernel UDP receive of xdp frames: $(cat "$T/urecv")"
