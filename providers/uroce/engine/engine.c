@@ -548,8 +548,7 @@ static void flush_queues(struct uroce_qp *qp)
 	uroce_engine_arm(qe, false);
 }
 
-/* EV < 0: no affiliated event (a completion error, reported by its CQE). */
-static void to_error(struct uroce_qp *qp, int ev)
+void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev)
 {
 	bool was_err = qp->state == IBV_QPS_ERR;
 
@@ -570,11 +569,6 @@ static void to_error(struct uroce_qp *qp, int ev)
 		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
-void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
-{
-	to_error(qp, ev);
-}
-
 /* IBTA 11.6.3.1: the affiliated asynchronous errors are for what no
  * completion can report.  A requester error (retries exhausted, a NAK, a
  * local error while building a packet) is reported by the failing WQE's
@@ -583,7 +577,7 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev)
  * errors it cannot put in a CQE). */
 void uroce_qp_to_error(struct uroce_qp *qp)
 {
-	to_error(qp, -1);
+	uroce_qp_to_error_ev(qp, -1);
 }
 
 void uroce_check_drained(struct uroce_qp *qp)

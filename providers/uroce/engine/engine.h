@@ -216,10 +216,11 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
 void uroce_engine_wake(struct uroce_engine *eng);
 /* Move QP to the error state and flush its queues (qp->lock held), telling
  * the owner with asynchronous event EV (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR:
- * a responder's errors, which no completion of the owner's reports)... */
-void uroce_qp_to_error_ev(struct uroce_qp *qp, enum ibv_event_type ev);
-/* ...or after a completion error, which the failing WQE's CQE reports:
- * no event but QP_LAST_WQE_REACHED (a QP with an SRQ). */
+ * a responder's errors, which no completion of the owner's reports), or
+ * with none when EV < 0.  Either way QP_LAST_WQE_REACHED for a QP with an
+ * SRQ.  uroce_qp_to_error: after a completion error, which the failing
+ * WQE's CQE reports (EV -1). */
+void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev);
 void uroce_qp_to_error(struct uroce_qp *qp);
 /* An asynchronous event about QP (IBTA 11.6.3), counted so that the QP
  * outlives it until the application acknowledges it (qp.c). */
