@@ -25,8 +25,9 @@
 struct uroce_pcap;
 
 /* Packets in flight per QP before the requester waits for an ACK: the
- * most the congestion window (cc.c) grows to. */
-#define UROCE_WINDOW_PKTS 64
+ * most the congestion window (cc.c) may grow to, whatever UROCE_WINDOW_KB
+ * says (1 MiB of the smallest MTU, 256 bytes). */
+#define UROCE_WINDOW_MAX 4096
 /* Ask for an ACK at least every this many packets of a long message. */
 #define UROCE_ACKREQ_EVERY 16
 /* An RDMA READ WQE is issued as READ requests of at most this many packets. */
