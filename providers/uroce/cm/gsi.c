@@ -172,8 +172,7 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	/* rxe's port may be held by another user's process (SO_REUSEPORT
 	 * groups are per user): any RoCEv2 source port will do. */
 	if (ret == -EADDRINUSE || ret == -EACCES)
-		ret = uroce_pkt_send(eng, &av, uroce_xport_sport(CM_GSI_QPN, (uint32_t)getuid()),
-				     &p, &iov, 1);
+		ret = uroce_pkt_send(eng, &av, uroce_xport_sport(CM_GSI_QPN), &p, &iov, 1);
 	if (ret == 0)
 		uroce_count(eng, UROCE_STAT_CM_MADS_TX, 1);
 	else if (uroce_debug)

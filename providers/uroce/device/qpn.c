@@ -12,6 +12,7 @@
  * one table for all users, mode 0666.)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -143,24 +144,62 @@ void uroce_qpn_close(struct uroce_qpn_table *t)
 	free(t);
 }
 
-uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port)
+/* Is QPN's slot free (never used, or its owner is gone)?  *CUR: its word. */
+static bool slot_free(struct uroce_qpn_table *t, uint32_t qpn, uint64_t *cur)
+{
+	*cur = atomic_load(&t->sh->owner[qpn]);
+	return *cur == 0 || !uroce_owner_alive(*cur);
+}
+
+/* May QPN be a QP's now: its low UROCE_QPN_PORT_BITS are no reserved
+ * value's, and no live QP has them (qpn.h)? */
+static bool port_bits_free(struct uroce_qpn_table *t, uint32_t qpn)
+{
+	uint32_t low = qpn & UROCE_QPN_PORT_MASK;
+	uint64_t word;
+
+	if (low < UROCE_QPN_FIRST || low == (CM_GSI_UDP_SPORT & UROCE_QPN_PORT_MASK))
+		return false;
+	for (uint32_t q = low; q < t->sh->nslots; q += UROCE_QPN_PORT_MASK + 1)
+		if (q != qpn && !slot_free(t, q, &word))
+			return false;
+	return true;
+}
+
+static uint32_t alloc(struct uroce_qpn_table *t, uint16_t fwd_port, bool port_unique)
 {
 	uint32_t n = t->sh->nslots - UROCE_QPN_FIRST;
 
 	for (uint32_t tries = 0; tries < n; tries++) {
 		uint32_t qpn = UROCE_QPN_FIRST + atomic_fetch_add(&t->sh->hint, 1) % n;
-		uint64_t cur = atomic_load(&t->sh->owner[qpn]);
+		uint64_t cur;
 
-		if (cur != 0 && uroce_owner_alive(cur))
+		if (!slot_free(t, qpn, &cur) || (port_unique && !port_bits_free(t, qpn)))
 			continue;
 		/* Free, or its owner is gone (crashed): take it. */
 		if (atomic_compare_exchange_strong(&t->sh->owner[qpn], &cur, t->me)) {
+			/* Two processes may have taken QPNs of the same port
+			 * bits at once: the one that sees the other gives way. */
+			if (port_unique && !port_bits_free(t, qpn)) {
+				atomic_store(&t->sh->owner[qpn], 0);
+				continue;
+			}
 			atomic_store(&ports(t)[qpn], fwd_port);
 			return qpn;
 		}
 	}
 	errno = ENOSPC;
 	return 0;
+}
+
+uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port)
+{
+	return alloc(t, fwd_port, false);
+}
+
+uint32_t uroce_qpn_alloc_qp(struct uroce_qpn_table *t, uint16_t fwd_port)
+{
+	return alloc(t, fwd_port, true);
 }
 
 void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <uroce/ib_cm.h>
+
 #define UROCE_QPN_FIRST 0x11   /* QP0/QP1 are special; start where rxe does */
 
 struct uroce_qpn_table;
@@ -25,9 +27,25 @@ struct uroce_qpn_table *uroce_qpn_open_file(const char *path, uint32_t nslots);
  * refuses one another user made under that name.  fd or -1 with errno. */
 int uroce_shm_open_own(const char *path);
 
+/*
+ * A QP's RoCEv2 UDP source port is 0xC000 | the low 14 bits of its QPN
+ * (transport.h), so that no two QPs on one address share a port: two
+ * connections from one port to one peer address look alike to the peer's
+ * kernel, which hands both to one receive socket and one of them must then
+ * be forwarded (issue 14: 8 processes x 64 QPs).  So the live QPs of a
+ * table differ in those bits, and none has the bits of QP 0/1 (below
+ * UROCE_QPN_FIRST) or of the CM's fixed port (CM_GSI_UDP_SPORT): at most
+ * UROCE_QPN_MAX_LIVE QPs per address.
+ */
+#define UROCE_QPN_PORT_BITS 14
+#define UROCE_QPN_PORT_MASK ((1u << UROCE_QPN_PORT_BITS) - 1)
+#define UROCE_QPN_MAX_LIVE (UROCE_QPN_PORT_MASK + 1 - UROCE_QPN_FIRST - 1)
+
 /* A free QPN now owned by this process, whose packets other processes
- * forward to FWD_PORT; 0 with errno when none is left. */
+ * forward to FWD_PORT; 0 with errno when none is left.  _qp: one for a QP,
+ * its port bits kept unique (above). */
 uint32_t uroce_qpn_alloc(struct uroce_qpn_table *t, uint16_t fwd_port);
+uint32_t uroce_qpn_alloc_qp(struct uroce_qpn_table *t, uint16_t fwd_port);
 void uroce_qpn_free(struct uroce_qpn_table *t, uint32_t qpn);
 
 /*

@@ -612,7 +612,7 @@ int uroce_engine_qp_create(struct uroce_qp *qp)
 	qe = calloc(1, sizeof(*qe));
 	if (!qe)
 		return ENOMEM;
-	qpn = uroce_qpn_alloc(eng->qpns, eng->xport->fwd_port);
+	qpn = uroce_qpn_alloc_qp(eng->qpns, eng->xport->fwd_port);
 	if (!qpn) {
 		free(qe);
 		return ENOMEM;
@@ -701,9 +701,9 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	case IBV_QPS_RTR:
 		if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 			/* RoCEv2 source port: entropy from the QPN (A17.3.1). */
-			qp->udp_sport = uroce_xport_sport(qp->vqp.qp.qp_num, 0);
+			qp->udp_sport = uroce_xport_sport(qp->vqp.qp.qp_num);
 		} else if (old_state != IBV_QPS_RTR || (attr_mask & (IBV_QP_DEST_QPN | IBV_QP_AV))) {
-			/* Connected QPs: a port per QP pair, and a receive socket
+			/* Connected QPs: the QP's port, and a receive socket
 			 * connected to the port the peer (if it is uroce) sends
 			 * from, before any packet flows: no packet of the
 			 * connection takes the shared socket and arrives late. */
@@ -711,9 +711,9 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 
 			struct uroce_xport *x = qe->eng->xport;
 
-			qp->udp_sport = uroce_xport_sport(me, peer);
+			qp->udp_sport = uroce_xport_sport(me);
 			qe->reconnects = 0;
-			qe->conn_port = uroce_xport_sport(peer, me);
+			qe->conn_port = uroce_xport_sport(peer);
 			if (!x->ops->steer || x->ops->steer(x, me, qp->av.family, qp->av.sgid.raw,
 							    qp->av.dgid.raw, qe->conn_port))
 				qe->conn_port = 0;

@@ -159,17 +159,15 @@ static inline bool uroce_xport_tx_left(const struct uroce_xport *x)
  * it exists), or NULL. */
 const struct uroce_xport_ops *uroce_xport_lookup(const char *name);
 
-/* The UDP source port of QP FROM talking to QP TO (RC/UC: each side can
- * compute the other's, so a connection is steered from its first packet;
- * UD: TO is 0).  RoCEv2 source ports are 0xC000-0xFFFF (A17.3.1). */
-static inline uint16_t uroce_xport_sport(uint32_t from_qpn, uint32_t to_qpn)
+/* The RoCEv2 UDP source port of QP QPN (A17.3.1: entropy for the path,
+ * one port per QP; RoCEv2 source ports are 0xC000-0xFFFF).  The low 14
+ * bits of the QPN: the device's QPN table keeps them unique among the
+ * live QPs of an address (device/qpn.h), so no two connections leave one
+ * address from one port.  Both ends of a uroce connection compute the
+ * other's, so a connection is steered from its first packet. */
+static inline uint16_t uroce_xport_sport(uint32_t qpn)
 {
-	uint32_t h = from_qpn * 0x9E3779B1u ^ to_qpn * 0x85EBCA6Bu;
-
-	h ^= h >> 15;
-	h *= 0x2C1B3C6Du;
-	h ^= h >> 12;
-	return 0xC000 | (h & 0x3fff);
+	return (uint16_t)(0xC000 | (qpn & 0x3fff));
 }
 
 #endif

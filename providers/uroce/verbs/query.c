@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "provider_version.h"
+#include "qpn.h"
 #include "uroce.h"
 
 /*
@@ -38,7 +39,8 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->vendor_id = UROCE_VENDOR_ID;
 	o->vendor_part_id = 0;
 	o->hw_ver = 0;
-	o->max_qp = UROCE_MAX_QP;
+	/* QPs of every process on the address share the QPN table (qpn.h). */
+	o->max_qp = UROCE_QPN_MAX_LIVE;
 	o->max_qp_wr = UROCE_MAX_QP_WR;
 	o->device_cap_flags = uroce_cap_flags;
 	o->max_sge = UROCE_MAX_SGE;

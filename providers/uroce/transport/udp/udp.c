@@ -77,8 +77,8 @@ socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 	return sizeof(*s6);
 }
 
-/* A receiving socket of FAMILY with REUSE (SO_REUSEPORT or SO_REUSEADDR),
- * not bound yet; GRO: it takes coalesced datagrams. */
+/* A receiving socket of FAMILY with REUSE (SO_REUSEPORT, SO_REUSEADDR or
+ * 0: none), not bound yet; GRO: it takes coalesced datagrams. */
 static int rx_socket(int family, int reuse, bool gro)
 {
 	int one = 1, fd;
@@ -86,7 +86,8 @@ static int rx_socket(int family, int reuse, bool gro)
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	setsockopt(fd, SOL_SOCKET, reuse, &one, sizeof(one));
+	if (reuse)
+		setsockopt(fd, SOL_SOCKET, reuse, &one, sizeof(one));
 	/* The receive path rebuilds the IP header for UD GRH areas: ask for
 	 * the fields a UDP socket does not otherwise show. */
 	if (family == AF_INET6) {
@@ -215,6 +216,39 @@ static int epoll_add(struct udp_xport *u, int fd, uint64_t idx)
 	return epoll_ctl(u->x.fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/*
+ * The forwarding socket: on ADDR, at a port no other socket may join and
+ * no QP sends from.  A QP's TX socket (transport.h: ports 0xC000-0xFFFF)
+ * binds with SO_REUSEPORT; had it the forwarding socket's port, it joined
+ * its group and took a share of the packets forwarded to this process,
+ * which nothing reads (issue 14: a QP of 8 x 64 ran out of retries while
+ * every packet reached its owner's port).  So: no SO_REUSEPORT here, and a
+ * port below 0xC000 (of the kernel's usual ephemeral range), else any.
+ */
+static int fwd_socket(int family, const uint8_t *ip16, int ifindex)
+{
+	struct sockaddr_storage ss;
+	uint32_t start = (uint32_t)getpid() * 2654435761u;
+	int fd = rx_socket(family, 0, false);
+
+	if (fd < 0)
+		return fd;
+	for (int i = 0; i <= 64; i++) {
+		/* 64 tries at 32768..49151, then whatever the kernel gives. */
+		uint16_t port = i < 64 ? 32768 + (start + i * 7919u) % 16384 : 0;
+		socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
+
+		if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
+			return fd;
+		if (errno != EADDRINUSE)
+			break;
+	}
+	int err = -errno;
+
+	close(fd);
+	return err;
+}
+
 static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
 {
 	struct udp_xport *u = calloc(1, sizeof(*u));
@@ -262,8 +296,8 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	if (u->n_rx == 0)
 		goto fail;
 
-	/* The forwarding socket: the first address, any port. */
-	u->fwd_fd = bound_socket(u->rx_addr[0].family, u->rx_addr[0].ip, 0, nd.ifindex, false);
+	/* The forwarding socket: the first address. */
+	u->fwd_fd = fwd_socket(u->rx_addr[0].family, u->rx_addr[0].ip, nd.ifindex);
 	ret = u->fwd_fd;
 	if (ret < 0)
 		goto fail;
