@@ -286,12 +286,17 @@ static void *progress_thread(void *arg)
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
-/* UROCE_STATS=1: print this process's counters when the engine stops. */
-static void dump_counters(struct uroce_engine *eng)
+static bool stats_wanted(void)
 {
 	const char *env = getenv("UROCE_STATS");
 
-	if (!env || !*env || *env == '0' || !eng->stats)
+	return env && *env && *env != '0';
+}
+
+/* UROCE_STATS=1: print this process's counters when the engine stops. */
+static void dump_counters(struct uroce_engine *eng)
+{
+	if (!stats_wanted() || !eng->stats)
 		return;
 	fprintf(stderr, "uroce[%d] %s:", (int)getpid(), eng->devname);
 	for (int i = 0; i < UROCE_STAT_COUNT; i++)
@@ -299,6 +304,18 @@ static void dump_counters(struct uroce_engine *eng)
 			fprintf(stderr, " %s=%llu", uroce_stat_name(i),
 				(unsigned long long)eng->stats->counters[i]);
 	fputc('\n', stderr);
+}
+
+/* ... and at exit for the devices a program did not close (perftest
+ * exits without closing after a failed completion: the counters of a
+ * failed run are the ones wanted most). */
+__attribute__((destructor)) static void dump_open_engines(void)
+{
+	if (!stats_wanted() || pthread_mutex_trylock(&engines_lock))
+		return;
+	for (struct uroce_engine *eng = engines; eng; eng = eng->next)
+		dump_counters(eng);
+	pthread_mutex_unlock(&engines_lock);
 }
 
 static void engine_free(struct uroce_engine *eng)
