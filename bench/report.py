@@ -34,6 +34,23 @@ GOALS = [
 ]
 
 
+# What a design with one thread hop per message cannot go below on this
+# machine (docs/performance.md, "Latency"): the same figures against the UDP
+# ping-pong whose receiver is a thread woken from recv() while another
+# spins (udp_peer ... hop).  ib_write_lat's responder spins on memory, so a
+# thread of uroce's must take every WRITE; ib_read_lat's value is a whole
+# round trip whose responder sleeps: one hop and one busy-polled way.
+# (title, uroce figure, peers summed)
+BOUNDS = [
+    ("ib_send_lat 2 B typical / UDP ping-pong one way (no hop needed)",
+     ("ib_send_lat", "lat_typical_us"), [("udp_ping", "oneway_us")]),
+    ("ib_write_lat 2 B typical / UDP one way with one thread hop",
+     ("ib_write_lat", "lat_typical_us"), [("udp_hop", "oneway_us")]),
+    ("ib_read_lat 2 B typical / UDP one way busy + one way with a hop",
+     ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_hop", "oneway_us")]),
+]
+
+
 # Paths whose peers were measured on another path of the run: uroce over
 # transport xdp shares the veth (and so the peers) of the udp figures.
 PEERS_OF = {"xdp": "veth"}
@@ -101,6 +118,27 @@ def goals(res):
                         uroce=idle, peer=None, ratio=None, target="~0 (<= 1)",
                         met=None if idle is None else idle <= 1.0, error=None))
     return out
+
+
+def bounds(res):
+    out = []
+    for where in res:
+        pw = PEERS_OF.get(where, where)
+        for title, (un, uk), peers in BOUNDS:
+            u = fig(res, where, un, uk)
+            ps = [fig(res, pw, pn, pk) for pn, pk in peers]
+            p = sum(ps) if all(v is not None for v in ps) else None
+            out.append(dict(where=where, bound=title, uroce=u, peer=p,
+                            ratio=u / p if u is not None and p else None))
+    return out
+
+
+def print_bounds(b, out=sys.stdout):
+    print("\n== latency against what one thread hop costs here (ratio = uroce / peer)", file=out)
+    print(f"{'where':5} {'figure':62} {'uroce':>9} {'peer':>9} {'ratio':>7}", file=out)
+    for r in b:
+        print(f"{r['where']:5} {r['bound']:62} {fmt(r['uroce']):>9} {fmt(r['peer']):>9} "
+              f"{fmt(r['ratio']):>7}", file=out)
 
 
 def cpu_table(res):
@@ -246,12 +284,14 @@ def main():
         sys.exit(f"report: no figures in {sys.argv[1]} ({bad} malformed lines)")
     g = goals(res)
     print_goals(g)
+    b = bounds(res)
+    print_bounds(b)
     xrows, xgoals = xdp_vs_udp(res)
     print_xdp(xrows, xgoals)
     c = cpu_table(res)
     print_cpu(c)
     with open(outdir + "/results.json", "w") as f:
-        json.dump(dict(results=res, goals=g, cpu=c, xdp_vs_udp=xrows, xdp_goals=xgoals), f, indent=1)
+        json.dump(dict(results=res, goals=g, bounds=b, cpu=c, xdp_vs_udp=xrows, xdp_goals=xgoals), f, indent=1)
     png = " and results.png" if plot(res, outdir + "/results.png") else ""
     print(f"\nwrote {outdir}/results.json{png}")
     if bad:

@@ -5,8 +5,8 @@
  * datagrams as fast as the kernel lets a simple program move them, and
  * report what that cost.
  *
- *   udp_peer pong PORT                       echo datagrams (busy poll)
- *   udp_peer ping ADDR PORT SIZE ITERS       ping-pong: one-way latency
+ *   udp_peer pong PORT [hop]                 echo datagrams (busy poll)
+ *   udp_peer ping ADDR PORT SIZE ITERS [hop] ping-pong: one-way latency
  *   udp_peer sink PORT [gro]                 receive a stream, report its rate
  *   udp_peer stream ADDR PORT SIZE SECS mmsg|gso   send a stream
  *
@@ -15,9 +15,19 @@
  * means non-blocking receives in a loop (and SO_BUSY_POLL where the
  * driver has a NAPI context to poll: not lo or veth), the way a latency
  * benchmark of kernel UDP is best case.
+ *
+ * "hop": each side's datagrams are received by a second thread that sleeps
+ * in a blocking recv() and publishes each arrival in memory, while the
+ * main thread spins on that memory and sends the next datagram: one
+ * thread hop per one-way message, woken by the kernel while another thread
+ * spins.  That is the shape of ib_write_lat and ib_read_lat over any
+ * software RNIC whose application spins on memory (docs/performance.md):
+ * the latency such a design cannot go below on this machine.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdint.h>
@@ -89,20 +99,93 @@ static struct sockaddr_in peer_addr(const char *addr, int port)
 	return sa;
 }
 
+/* hop mode: the receiving thread.  Sleeps in recvfrom() and publishes
+ * each datagram (length and sender) through ARRIVED, which the main thread
+ * spins on; one datagram at a time, as a ping-pong has. */
+struct hop {
+	int fd;
+	_Atomic uint64_t arrived;    /* datagrams received so far */
+	ssize_t len;
+	struct sockaddr_in from;
+	socklen_t fl;
+	char buf[MAX_DGRAM];
+};
+
+static void *hop_receiver(void *arg)
+{
+	struct hop *h = arg;
+	struct timeval tv = { .tv_sec = 1 };
+
+	/* Blocking, but not forever: the process ends when the peer stops. */
+	setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t r = recvfrom(h->fd, h->buf, sizeof(h->buf), 0, (struct sockaddr *)&from, &fl);
+
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			die("recvfrom");
+		if (r < 0)
+			continue;
+		h->len = r;
+		h->from = from;
+		h->fl = fl;
+		atomic_fetch_add_explicit(&h->arrived, 1, memory_order_release);
+	}
+	return NULL;
+}
+
+static struct hop *hop_start(int fd)
+{
+	struct hop *h = calloc(1, sizeof(*h));
+	pthread_t t;
+
+	if (!h)
+		die("calloc");
+	h->fd = fd;
+	if (pthread_create(&t, NULL, hop_receiver, h))
+		die("pthread_create");
+	return h;
+}
+
+/* hop mode: spin until datagram number N (from 1) has arrived, or TIMEOUT_NS
+ * passed; its length, or -1. */
+static ssize_t hop_wait(struct hop *h, uint64_t n, uint64_t timeout_ns)
+{
+	uint64_t t0 = now_ns();
+
+	while (atomic_load_explicit(&h->arrived, memory_order_acquire) < n)
+		if (now_ns() - t0 > timeout_ns)
+			return -1;
+	return h->len;
+}
+
 /* Echo every datagram to its sender until ITERS were echoed or the peer
  * has been silent for a while after it started. */
-static int pong(int port)
+static int pong(int port, int hop)
 {
 	int fd = udp_socket(port);
 	char buf[MAX_DGRAM];
 	uint64_t last = 0, n = 0;
+	struct hop *h = hop ? hop_start(fd) : NULL;
 
 	printf("ready\n");
 	fflush(stdout);
 	for (;;) {
 		struct sockaddr_in from;
 		socklen_t fl = sizeof(from);
-		ssize_t r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		ssize_t r;
+
+		if (h) {
+			r = hop_wait(h, n + 1, last ? IDLE_END_NS : 60ull * 1000000000);
+			if (r < 0)
+				break;
+			memcpy(buf, h->buf, r);
+			from = h->from;
+			fl = h->fl;
+		} else {
+			r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		}
 
 		if (r < 0) {
 			if (errno != EAGAIN)
@@ -129,12 +212,13 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Ping-pong ITERS datagrams of SIZE bytes; half the round trip is the
  * one-way latency (median, as perftest's "typical"). */
-static int ping(const char *addr, int port, int size, int iters)
+static int ping(const char *addr, int port, int size, int iters, int hop)
 {
 	struct sockaddr_in sa = peer_addr(addr, port);
 	int fd = udp_socket(0);
-	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, sum = 0;
+	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, sum = 0, got;
 	char buf[MAX_DGRAM] = { 0 };
+	struct hop *h;
 	double c0;
 
 	if (!rtt || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
@@ -152,14 +236,27 @@ static int ping(const char *addr, int port, int size, int iters)
 				goto warm;
 	}
 warm:
+	/* Late echoes of the warm-up tries are drained before timing. */
+	usleep(100000);
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		;
+	h = hop ? hop_start(fd) : NULL;
+	got = 0;
 	c0 = cpu_s();
 	for (int i = 0; i < iters; i++) {
 		t0 = now_ns();
 		if (send(fd, buf, size, 0) < 0)
 			die("send");
-		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0)
-			if (errno != EAGAIN)
-				die("recv");
+		if (h) {
+			if (hop_wait(h, ++got, 10ull * 1000000000) < 0) {
+				fprintf(stderr, "udp_peer: echo %d lost\n", i);
+				return 1;
+			}
+		} else {
+			while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0)
+				if (errno != EAGAIN)
+					die("recv");
+		}
 		rtt[i] = now_ns() - t0;
 		sum += rtt[i];
 	}
@@ -274,16 +371,17 @@ static int stream(const char *addr, int port, int size, double secs, int gso)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "pong"))
-		return pong(atoi(argv[2]));
-	if (argc == 6 && !strcmp(argv[1], "ping"))
-		return ping(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "pong"))
+		return pong(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "hop"));
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "ping"))
+		return ping(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+			    argc == 7 && !strcmp(argv[6], "hop"));
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sink"))
 		return sink(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "gro"));
 	if (argc == 7 && !strcmp(argv[1], "stream"))
 		return stream(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
 			      !strcmp(argv[6], "gso"));
-	fprintf(stderr, "usage: udp_peer pong PORT | ping ADDR PORT SIZE ITERS |\n"
+	fprintf(stderr, "usage: udp_peer pong PORT [hop] | ping ADDR PORT SIZE ITERS [hop] |\n"
 			"       sink PORT [gro] | stream ADDR PORT SIZE SECS mmsg|gso\n");
 	return 2;
 }

@@ -4,7 +4,8 @@ goal of issue 14 is printed for lo and veth with its uroce figure, peer
 figure, ratio, target and verdict, the CPU table has seconds per GB and per
 million messages for both sides, and results.json says the same.  With
 xdp figures added, the xdp path's goals take the veth's peers and its table
-against udp (issue 15) shows each ratio and goal.  A file without figures
+against udp (issue 15) shows each ratio and goal.  The latency table against
+the UDP ping-pong with a thread hop has its rows.  A file without figures
 or with malformed lines fails loudly.  No root needed.
 
 usage: test_report.py REPORT_PY RESULTS_TSV
@@ -67,12 +68,23 @@ CPU = [
     ("veth", "ib_write_bw_1m", "client", "1.50", "1.50", "1500.00"),
 ]
 
+# (where, figure title starts with, uroce, peer, ratio)
+BOUNDS = [
+    ("lo", "ib_send_lat", "5.00", "4.00", "1.25"),
+    ("lo", "ib_write_lat", "8.00", "6.00", "1.33"),
+    ("lo", "ib_read_lat", "6.00", "10.00", "0.60"),
+    ("veth", "ib_send_lat", "10.00", "8.00", "1.25"),
+    ("veth", "ib_write_lat", "16.00", "10.00", "1.60"),
+    ("veth", "ib_read_lat", "-", "18.00", "-"),
+]
+
 with tempfile.TemporaryDirectory() as d:
     p = run(tsv, d)
     print(p.stdout, p.stderr, sep="")
     check(p.returncode == 0, f"report.py exit {p.returncode}")
     out = p.stdout
-    goals_part = out.split("== goals", 1)[-1].split("== CPU", 1)[0]
+    goals_part = out.split("== goals", 1)[-1].split("\n== ", 1)[0]
+    bounds_part = out.split("== latency against", 1)[-1].split("\n== ", 1)[0]
     cpu_part = out.split("== CPU", 1)[-1]
     rows = [l for l in goals_part.splitlines() if re.match(r"(lo|veth) ", l)]
     check(len(rows) == len(GOALS), f"{len(rows)} goal rows, want {len(GOALS)}")
@@ -80,6 +92,11 @@ with tempfile.TemporaryDirectory() as d:
         pat = (rf"^{where} +{re.escape(title)}.*? {re.escape(u)} +{re.escape(peer)} +"
                rf"{re.escape(ratio)} +[<>~]=?.*?  {re.escape(met)}$")
         check(any(re.match(pat, l) for l in rows), f"goal row {where} {title!r} {u} {peer} {ratio} {met}")
+    brows = [l for l in bounds_part.splitlines() if re.match(r"(lo|veth) ", l)]
+    check(len(brows) == len(BOUNDS), f"{len(brows)} bound rows, want {len(BOUNDS)}")
+    for where, title, u, peer, ratio in BOUNDS:
+        pat = rf"^{where} +{re.escape(title)}.*? {re.escape(u)} +{re.escape(peer)} +{re.escape(ratio)}$"
+        check(any(re.match(pat, l) for l in brows), f"bound row {where} {title!r} {u} {peer} {ratio}")
     for where, name, side, c, gb, mm in CPU:
         pat = rf"^{where} +{name} +{side} +{c} +{re.escape(gb)} +{re.escape(mm)}$"
         check(re.search(pat, cpu_part, re.M), f"cpu row {where} {name} {side} {c} {gb} {mm}")
@@ -128,6 +145,16 @@ XDP_ROWS = [
     ("  CPU s per million messages, client", "2.000", "2.000", "1.00"),
     ("ib_write_bw 64 B, Mpps", "0.500", "0.250", "2.00"),
 ]
+# (where, figure title starts with, uroce, peer, ratio)
+BOUNDS = [
+    ("lo", "ib_send_lat", "5.00", "4.00", "1.25"),
+    ("lo", "ib_write_lat", "8.00", "6.00", "1.33"),
+    ("lo", "ib_read_lat", "6.00", "10.00", "0.60"),
+    ("veth", "ib_send_lat", "10.00", "8.00", "1.25"),
+    ("veth", "ib_write_lat", "16.00", "10.00", "1.60"),
+    ("veth", "ib_read_lat", "-", "18.00", "-"),
+]
+
 with tempfile.TemporaryDirectory() as d:
     x = os.path.join(d, "xdp.tsv")
     with open(x, "w") as f:
