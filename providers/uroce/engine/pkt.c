@@ -98,7 +98,7 @@ static __thread struct {
 	unsigned int n;
 	struct uroce_txpkt pkts[TXQ_MAX];
 	struct uroce_path paths[TXQ_MAX];
-	uint8_t hdr[TXQ_MAX][64];
+	uint8_t hdr[TXQ_MAX][ROCE_MAX_HDR];
 	uint8_t tail[TXQ_MAX][8];
 	struct iovec iov[TXQ_MAX][UROCE_MAX_SGE + 2];
 } txq;

@@ -37,11 +37,27 @@ static uint32_t crc(uint32_t c, const void *p, uint64_t n)
 	return crc32_gzip_refl(c, (const unsigned char *)p, n);
 }
 
-/* The masked pseudo LRH, IP and UDP headers: returns the CRC so far. */
-static uint32_t crc_outer(const struct roce_net *net, uint16_t ip_id, bool df, uint32_t udplen)
+/* The CRC of the 8 bytes of 0xff that stand in for the LRH: every ICRC
+ * starts from it. */
+static uint32_t crc_lrh(void)
 {
 	static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t h[40 + 8];
+	static uint32_t c;   /* 0 until computed (the CRC of 8 x 0xff is not 0) */
+
+	if (!c)
+		c = crc(0, lrh, 8);
+	return c;
+}
+
+/* Longest masked IP + UDP header (IPv6), and the longest prefix put before
+ * one CRC call: that plus a BTH and its extended headers (a packet's HDR,
+ * at most ROCE_MAX_HDR) and, for small packets, the payload. */
+enum { OUTER_MAX = 40 + 8, SMALL_PAYLOAD = 256 };
+
+/* The masked IP and UDP headers into H (OUTER_MAX bytes); their length. */
+static uint32_t put_outer(uint8_t *h, const struct roce_net *net, uint16_t ip_id, bool df,
+			  uint32_t udplen)
+{
 	uint32_t n;
 
 	if (net->family == AF_INET6) {
@@ -70,31 +86,44 @@ static uint32_t crc_outer(const struct roce_net *net, uint16_t ip_id, bool df, u
 	put16(h + n + 2, net->dport);
 	put16(h + n + 4, udplen);
 	h[n + 6] = h[n + 7] = 0xff;
-	return crc(crc(0, lrh, 8), h, n + 8);
+	return n + 8;
 }
 
-/* The BTH with its variant byte masked, then the rest of HDR. */
-static uint32_t crc_headers(uint32_t c, const uint8_t *hdr, uint32_t hdrlen)
+/* The masked outer headers, then HDR[HDRLEN] (a BTH first) with the BTH's
+ * variant byte masked, into H: their length.  One CRC call covers them
+ * all: ISA-L's call has a fixed cost that five calls per packet of 64
+ * bytes paid five times (59 against 21 ns). */
+static uint32_t put_prefix(uint8_t *h, const struct roce_net *net, uint16_t ip_id, bool df,
+			   uint32_t udplen, const uint8_t *hdr, uint32_t hdrlen)
 {
-	uint8_t bth[sizeof(struct roce_bth)];
+	uint32_t n = put_outer(h, net, ip_id, df, udplen);
 
-	memcpy(bth, hdr, sizeof(bth));
-	bth[4] = 0xff;
-	c = crc(c, bth, sizeof(bth));
-	return crc(c, hdr + sizeof(bth), hdrlen - sizeof(bth));
+	memcpy(h + n, hdr, hdrlen);
+	h[n + 4] = 0xff; /* BTH byte 4: FECN, BECN, reserved */
+	return n + hdrlen;
 }
 
 uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrlen,
 		   const struct iovec *payload, int n, uint32_t padlen)
 {
 	static const uint8_t zero[4];
-	uint32_t paylen = 0, c;
+	uint8_t h[OUTER_MAX + ROCE_MAX_HDR + SMALL_PAYLOAD + 4];
+	uint32_t paylen = 0, head = hdrlen < ROCE_MAX_HDR ? hdrlen : ROCE_MAX_HDR, len, c;
 
 	for (int i = 0; i < n; i++)
 		paylen += payload[i].iov_len;
-	c = crc_outer(net, net->ip_id, net->df,
-		      sizeof(struct roce_udp) + hdrlen + paylen + padlen + ROCE_ICRC_LEN);
-	c = crc_headers(c, hdr, hdrlen);
+	len = put_prefix(h, net, net->ip_id, net->df,
+			 sizeof(struct roce_udp) + hdrlen + paylen + padlen + ROCE_ICRC_LEN, hdr, head);
+	if (head == hdrlen && paylen <= SMALL_PAYLOAD) {
+		/* Small: payload and pad into the same buffer, one call. */
+		for (int i = 0; i < n; i++) {
+			memcpy(h + len, payload[i].iov_base, payload[i].iov_len);
+			len += payload[i].iov_len;
+		}
+		memset(h + len, 0, padlen & 3);
+		return crc(crc_lrh(), h, len + (padlen & 3));
+	}
+	c = crc(crc(crc_lrh(), h, len), hdr + head, hdrlen - head);
 	for (int i = 0; i < n; i++)
 		c = crc(c, payload[i].iov_base, payload[i].iov_len);
 	return crc(c, zero, padlen & 3);
@@ -104,9 +133,11 @@ uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrl
 static uint32_t crc_packet(const struct roce_net *net, uint16_t id, bool df, const uint8_t *buf,
 			   uint32_t len)
 {
-	uint32_t c = crc_outer(net, id, df, sizeof(struct roce_udp) + len + ROCE_ICRC_LEN);
+	uint8_t h[OUTER_MAX + sizeof(struct roce_bth)];
+	uint32_t n = put_prefix(h, net, id, df, sizeof(struct roce_udp) + len + ROCE_ICRC_LEN, buf,
+				sizeof(struct roce_bth));
 
-	return crc(crc_headers(c, buf, sizeof(struct roce_bth)), buf + sizeof(struct roce_bth),
+	return crc(crc(crc_lrh(), h, n), buf + sizeof(struct roce_bth),
 		   len - sizeof(struct roce_bth));
 }
 
@@ -138,6 +169,30 @@ uint64_t roce_icrc_id_map(uint32_t len)
 uint32_t roce_icrc_id_delta(uint64_t map, uint16_t id_xor)
 {
 	return id_xor ? field_delta(id_xor, (uLong)map) : 0;
+}
+
+void roce_icrc_ids_init(struct roce_icrc_ids *ids, uint32_t len)
+{
+	ids->map = roce_icrc_id_map(len);
+	ids->have = 0;
+}
+
+uint32_t roce_icrc_ids_delta(struct roce_icrc_ids *ids, uint16_t id_xor)
+{
+	uint32_t d = 0;
+
+	/* Linear in the ID bits: the sum of each set bit's own change, each
+	 * worked out once per size (a zlib combine, ~60 ns) and kept. */
+	for (unsigned int b = 0; id_xor; b++, id_xor >>= 1) {
+		if (!(id_xor & 1))
+			continue;
+		if (!(ids->have & 1u << b)) {
+			ids->bit[b] = field_delta((uint16_t)(1u << b), (uLong)ids->map);
+			ids->have |= 1u << b;
+		}
+		d ^= ids->bit[b];
+	}
+	return d;
 }
 
 enum { ID_BITS = 16, UNKNOWNS = ID_BITS + 1 };

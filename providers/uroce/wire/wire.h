@@ -165,6 +165,9 @@ int roce_parse_outer(const uint8_t *frame, uint32_t len, struct roce_net *net, u
  * opcode is unknown or CAP too small.  The pad count is derived from PAYLEN
  * (payload + pad is a multiple of 4, IBTA 9.2.1). */
 int roce_build(uint8_t *buf, uint32_t cap, const struct roce_pkt *p, uint32_t paylen);
+/* The most roce_build writes: BTH and the longest set of extended headers
+ * (XRCETH + RETH + ImmDt, or DETH + ImmDt, or AtomicETH ...), rounded up. */
+#define ROCE_MAX_HDR 64
 
 /* Pad bytes after PAYLEN bytes of payload. */
 static inline uint32_t roce_padlen(uint32_t paylen)
@@ -196,6 +199,15 @@ uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrl
  * segments (GSO gives segment k ID k) correct packets built for ID 0. */
 uint64_t roce_icrc_id_map(uint32_t len);
 uint32_t roce_icrc_id_delta(uint64_t map, uint16_t id_xor);
+/* The same for many IDs of one size: each ID bit's change is worked out
+ * once (the deltas are linear in the ID bits) and kept in IDS. */
+struct roce_icrc_ids {
+	uint64_t map;
+	uint32_t have;               /* bits of bit[] worked out */
+	uint32_t bit[16];
+};
+void roce_icrc_ids_init(struct roce_icrc_ids *ids, uint32_t len);
+uint32_t roce_icrc_ids_delta(struct roce_icrc_ids *ids, uint16_t id_xor);
 
 /* Check the ICRC of BUF[LEN] (BTH ... ICRC) received with NET's fields.
  * When NET->id_unknown (IPv4 through a UDP socket, which does not reveal

@@ -77,8 +77,8 @@ static unsigned int run_length(struct udp_xport *u, const struct uroce_txpkt *pk
 }
 
 /* Append packet P, segment K of its datagram, to IOV; returns the iovecs used. */
-static unsigned int put_segment(const struct uroce_txpkt *p, unsigned int k, uint64_t map,
-				struct iovec *iov, uint32_t *icrc)
+static unsigned int put_segment(const struct uroce_txpkt *p, unsigned int k,
+				struct roce_icrc_ids *ids, struct iovec *iov, uint32_t *icrc)
 {
 	unsigned int c = p->iovcnt;
 	struct iovec last;
@@ -90,7 +90,7 @@ static unsigned int put_segment(const struct uroce_txpkt *p, unsigned int k, uin
 	/* The ICRC is the last 4 bytes of the last iovec (transport.h). */
 	last = iov[c - 1];
 	memcpy(&crc, (uint8_t *)last.iov_base + last.iov_len - 4, 4);
-	*icrc = htole32(le32toh(crc) ^ roce_icrc_id_delta(map, (uint16_t)k));
+	*icrc = htole32(le32toh(crc) ^ roce_icrc_ids_delta(ids, (uint16_t)k));
 	iov[c - 1].iov_len -= 4;
 	if (!iov[c - 1].iov_len)
 		c--;
@@ -106,7 +106,7 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 	const struct uroce_path *path = pkts[0].path;
 	struct msghdr *h = &tb.msgs[m].msg_hdr;
 	unsigned int used = 0;
-	uint64_t map = 0, last_map = 0;
+	struct roce_icrc_ids ids, last_ids;
 
 	memset(h, 0, sizeof(*h));
 	h->msg_name = &tb.to[m];
@@ -118,12 +118,16 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 		h->msg_iovlen = pkts[0].iovcnt;
 		return 0;
 	}
+	bool short_last = pkts[run - 1].len != pkts[0].len;
+
 	if (path->family == AF_INET) {
-		map = roce_icrc_id_map(pkts[0].len);
-		last_map = pkts[run - 1].len == pkts[0].len ? map : roce_icrc_id_map(pkts[run - 1].len);
+		roce_icrc_ids_init(&ids, pkts[0].len);
+		if (short_last)
+			roce_icrc_ids_init(&last_ids, pkts[run - 1].len);
 	}
 	for (unsigned int k = 0; k < run; k++)
-		used += put_segment(&pkts[k], k, k == run - 1 ? last_map : map, iov + used, &icrc[k]);
+		used += put_segment(&pkts[k], k, k == run - 1 && short_last ? &last_ids : &ids,
+				    iov + used, &icrc[k]);
 	h->msg_iov = iov;
 	h->msg_iovlen = used;
 	/* UDP_SEGMENT: cut at the first packet's size (IBTA: each a whole packet). */
