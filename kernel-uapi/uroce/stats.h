@@ -86,7 +86,10 @@
 	X(RX_TRUNCATED, "rx_datagrams_truncated")                              \
 	/* engine.c: a connection's packets came from a port not predicted,   \
 	 * its socket was connected again (queued datagrams are lost) */       \
-	X(CONN_RESTEERS, "conn_resteers")
+	X(CONN_RESTEERS, "conn_resteers")                                      \
+	/* engine/poll.c: the progress thread left the wire to polling        \
+	 * applications for a while (woken in vain too often) */             \
+	X(PROGRESS_DEFERRALS, "progress_deferrals")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 
 #include "cm_mad.h"
 #include "engine.h"
@@ -22,6 +24,7 @@
 
 #define WAKE_IDX 1
 #define XPORT_IDX 2
+#define TICK_IDX 3
 /* Packets taken from the transport per call, and calls per wake-up. */
 #define RX_BURST 64
 #define RX_ROUNDS 64
@@ -47,14 +50,27 @@ void uroce_engine_wake(struct uroce_engine *eng)
 		(void)0;
 }
 
+/* The progress thread may sleep without a tick: start one.  Not a wake-up
+ * at once (an eventfd cost a context switch per message in a ping-pong,
+ * whose every post arms a timer and every ACK disarms it): a timer that
+ * fires within the tick, which is all the timers' resolution (none is
+ * shorter than 1 ms).  One timerfd_settime per tick at most. */
+static void start_tick(struct uroce_engine *eng)
+{
+	struct itimerspec its = { .it_value.tv_nsec = 1000000 };
+
+	if (!atomic_exchange(&eng->tick_pending, true) &&
+	    timerfd_settime(eng->tick_fd, 0, &its, NULL))
+		uroce_engine_wake(eng);
+}
+
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 {
 	if (qe->armed == on)
 		return;
 	qe->armed = on;
-	/* The thread may sleep without a tick: wake it. */
 	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on)
-		uroce_engine_wake(qe->eng);
+		start_tick(qe->eng);
 }
 
 /* ---- dispatch ----------------------------------------------------------- */
@@ -185,16 +201,18 @@ static void run_timers(struct uroce_engine *eng)
 
 /* Everything the transport has, a burst at a time: each burst is checked
  * and dispatched whole, and what it makes the engine send (ACKs coalesced
- * per QP, IBTA 9.7.5.1.1) leaves together after it. */
-static void rx_bursts(struct uroce_engine *eng)
+ * per QP, IBTA 9.7.5.1.1) leaves together after it.  The packets taken. */
+static unsigned int rx_bursts(struct uroce_engine *eng)
 {
 	static __thread struct uroce_rx pkts[RX_BURST];
+	unsigned int got = 0;
 
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST);
 
 		if (n <= 0)
-			return;
+			break;
+		got += (unsigned int)n;
 		uroce_tx_begin(eng);
 		uroce_resp_acks_begin(eng);
 		for (int i = 0; i < n; i++)
@@ -202,35 +220,18 @@ static void rx_bursts(struct uroce_engine *eng)
 		uroce_resp_flush_acks(eng);
 		uroce_tx_end(eng);
 		if (n < RX_BURST)
-			return;
+			break;
 	}
+	return got;
 }
 
-static void handle_events(struct uroce_engine *eng, const struct epoll_event *evs, int n,
-			  bool progress_thread)
-{
-	for (int i = 0; i < n; i++) {
-		uint64_t idx = evs[i].data.u64;
-
-		if (idx == WAKE_IDX) {
-			uint64_t v;
-
-			/* The wake-up is the progress thread's: an application
-			 * thread that consumed it left the timers asleep. */
-			if (progress_thread && read(eng->wake_fd, &v, sizeof(v)) < 0)
-				(void)0;
-			continue;
-		}
-		if (idx == XPORT_IDX)
-			rx_bursts(eng);
-	}
-}
-
+/* An application thread polls its CQ and finds it empty: it serves the
+ * wire itself, with no thread hop.  The transport's recv looks (a
+ * non-blocking epoll, or an AF_XDP ring) without the engine's epoll set,
+ * which is the progress thread's to change (poll.c). */
 void uroce_engine_poll(struct uroce_engine *eng)
 {
-	struct epoll_event evs[16];
-	int n;
-
+	uroce_poll_app_polled(eng);
 	if (pthread_mutex_trylock(&eng->rx_lock)) {
 		/* Another thread is draining: it will deliver.  If it is the
 		 * progress thread, preempted on this CPU by this busy poller,
@@ -238,10 +239,48 @@ void uroce_engine_poll(struct uroce_engine *eng)
 		uroce_poll_contended(eng);
 		return;
 	}
-	n = epoll_wait(eng->epfd, evs, 16, 0);
-	if (n > 0)
-		handle_events(eng, evs, n, false);
+	rx_bursts(eng);
 	pthread_mutex_unlock(&eng->rx_lock);
+}
+
+/* The progress thread takes what the transport has: while it still has
+ * packets (ACKs among them), before the timers run, since a thread that
+ * was not scheduled for a while otherwise times out QPs whose ACKs wait in
+ * sockets it has not reached yet.  The packets taken. */
+static unsigned int progress_rx(struct uroce_engine *eng)
+{
+	unsigned int got = 0, n;
+
+	pthread_mutex_lock(&eng->rx_lock);
+	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng)) > 0; rounds++)
+		got += n;
+	pthread_mutex_unlock(&eng->rx_lock);
+	return got;
+}
+
+/* Sleep in epoll_wait for at most WAIT_NS (UINT64_MAX: no limit). */
+static int progress_wait(struct uroce_engine *eng, struct epoll_event *evs, int max,
+			 uint64_t wait_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(wait_ns / 1000000000u),
+			       .tv_nsec = (long)(wait_ns % 1000000000u) };
+	int n;
+
+	n = (int)syscall(SYS_epoll_pwait2, eng->epfd, evs, max,
+			 wait_ns == UINT64_MAX ? NULL : &ts, NULL, 0);
+	if (n < 0 && errno == ENOSYS) /* before Linux 5.11: milliseconds */
+		n = epoll_wait(eng->epfd, evs, max, wait_ns == UINT64_MAX ? -1 :
+			       (int)((wait_ns + 999999) / 1000000));
+	return n;
+}
+
+/* Watch the transport's fd from the progress thread's epoll set, or not
+ * (poll.c decides: not while an application polls the wire itself). */
+static void progress_watch(struct uroce_engine *eng, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = XPORT_IDX };
+
+	epoll_ctl(eng->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, eng->xport->fd, &ev);
 }
 
 static void *progress_thread(void *arg)
@@ -253,25 +292,47 @@ static void *progress_thread(void *arg)
 
 	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
-		/* Timers and a stalled transmit queue are looked at every ms. */
-		int timeout = busy ? 0 : atomic_load(&eng->armed) > 0 || uroce_xport_tx_left(eng->xport) ? 1 : -1;
-		int n = epoll_wait(eng->epfd, evs, 16, timeout);
+		/* Timers and a stalled transmit queue are looked at every ms;
+		 * a deferred watch (poll.c) sooner. */
+		uint64_t wait = busy ? 0 : atomic_load(&eng->armed) > 0 ||
+				uroce_xport_tx_left(eng->xport) ? 1000000 : UINT64_MAX;
+		bool woken_by_xport = false;
+		unsigned int got = 0;
+		int n;
 
-		if (n > 0) {
-			pthread_mutex_lock(&eng->rx_lock);
-			handle_events(eng, evs, n, true);
-			/* While the transport still has packets, take them (ACKs
-			 * among them) before the timers run: a thread that was
-			 * not scheduled for a while otherwise times out QPs whose
-			 * ACKs wait in sockets it has not reached yet. */
-			for (int more = n, rounds = 0; more > 0 && rounds < 64; rounds++) {
-				more = epoll_wait(eng->epfd, evs, 16, 0);
-				if (more > 0)
-					handle_events(eng, evs, more, true);
+		if (uroce_poll_deferred(eng) && wait > eng->poll_defer_ns)
+			wait = eng->poll_defer_ns;
+		n = progress_wait(eng, evs, 16, wait);
+		for (int i = 0; i < n; i++) {
+			uint64_t v;
+
+			if (evs[i].data.u64 == TICK_IDX) {
+				atomic_store(&eng->tick_pending, false);
+				if (read(eng->tick_fd, &v, sizeof(v)) < 0)
+					(void)0;
 			}
-			pthread_mutex_unlock(&eng->rx_lock);
+			if (evs[i].data.u64 == WAKE_IDX && read(eng->wake_fd, &v, sizeof(v)) < 0)
+				(void)0;
+			woken_by_xport |= evs[i].data.u64 == XPORT_IDX;
 		}
-		busy = uroce_poll_keep_busy(eng, n > 0, &busy_until);
+		if (woken_by_xport) {
+			got = progress_rx(eng);
+			/* Woken for packets an application thread took: leave the
+			 * wire to it for a while. */
+			if (uroce_poll_after_wake(eng, got))
+				progress_watch(eng, false);
+		} else if (uroce_poll_deferred(eng) && uroce_poll_check_due(eng)) {
+			/* Deferred: take what waits.  Packets nobody took, or no
+			 * application poll since the last look: watch again. */
+			if (pthread_mutex_trylock(&eng->rx_lock) == 0) {
+				got = rx_bursts(eng);
+				pthread_mutex_unlock(&eng->rx_lock);
+				got += got ? progress_rx(eng) : 0;
+			}
+			if (uroce_poll_rewatch(eng, got))
+				progress_watch(eng, true);
+		}
+		busy = uroce_poll_keep_busy(eng, got > 0, &busy_until);
 		/* While busy polling, the timers (1 ms granularity) every 50 us. */
 		if (atomic_load(&eng->armed) > 0 &&
 		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {
@@ -330,6 +391,8 @@ static void engine_free(struct uroce_engine *eng)
 		close(eng->epfd);
 	if (eng->wake_fd >= 0)
 		close(eng->wake_fd);
+	if (eng->tick_fd >= 0)
+		close(eng->tick_fd);
 	uroce_qpn_close(eng->qpns);
 	uroce_pkt_trace_close(eng);
 	free(eng->qps);
@@ -370,7 +433,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	if (!eng)
 		return NULL;
 	uroce_debug = getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0';
-	eng->epfd = eng->wake_fd = -1;
+	eng->epfd = eng->wake_fd = eng->tick_fd = -1;
 	snprintf(eng->devname, sizeof(eng->devname), "%s", devname);
 	snprintf(eng->netdev, sizeof(eng->netdev), "%s", netdev);
 	if (uroce_ns_dir(nsdir, sizeof(nsdir)) == 0)
@@ -386,12 +449,16 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	uroce_stats_attach(eng->devname, &eng->stats, &eng->stats_shared);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	eng->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!eng->qps || !eng->qp_list || !eng->qpns || !eng->stats || eng->epfd < 0 || eng->wake_fd < 0) {
+	eng->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!eng->qps || !eng->qp_list || !eng->qpns || !eng->stats || eng->epfd < 0 ||
+	    eng->wake_fd < 0 || eng->tick_fd < 0) {
 		err = errno ? errno : ENOMEM;
 		goto fail;
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_IDX };
 	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->wake_fd, &ev);
+	ev.data.u64 = TICK_IDX;
+	epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->tick_fd, &ev);
 	err = -xport_open(eng, transport);
 	if (err)
 		goto fail;

@@ -52,12 +52,26 @@ struct uroce_engine {
 	 * knows of the network. */
 	struct uroce_xport *xport;
 	int wake_fd;                 /* eventfd: work for the progress thread */
+	int tick_fd;                 /* timerfd: starts the timer tick (uroce_engine_arm) */
+	atomic_bool tick_pending;    /* tick_fd is set and has not fired */
 	int epfd;
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
 	atomic_bool stop;
 	uint64_t busy_poll_ns;       /* poll.c: keep polling this long after activity */
 	uint64_t slice_ns;           /* poll.c: the progress thread's scheduler slice */
+	/* poll.c: who watches the transport.  Application polls of the wire
+	 * (counted by uroce_engine_poll); the rest is the progress thread's. */
+	_Atomic uint64_t app_polls;
+	enum uroce_watch { UROCE_WATCH_PROGRESS, UROCE_WATCH_DEFERRED } watch;
+	uint64_t poll_defer_ns;      /* UROCE_DEFER_US: how long a deferral lasts before a look */
+	uint64_t polls_seen;         /* app_polls at the last look */
+	uint64_t app_cpu_ns;         /* CPU time of the application's threads at the last look */
+	uint64_t app_cpu_at_ns;      /* when that was */
+	bool app_idle;               /* they used little CPU of late: busy polling may run */
+	uint32_t app_idle_looks;     /* looks in a row that found them idle */
+	uint32_t wasted_wakes;       /* in a row: woken for packets an application took */
+	uint64_t defer_check_ns;     /* deferred: the next look */
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */
@@ -256,6 +270,17 @@ void uroce_poll_thread_start(struct uroce_engine *eng);
 bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns);
 /* An application thread found the sockets being drained by another. */
 void uroce_poll_contended(struct uroce_engine *eng);
+/* An application thread polls the wire (uroce_engine_poll). */
+void uroce_poll_app_polled(struct uroce_engine *eng);
+/* The progress thread's watch of the transport: deferred to polling
+ * applications or not; after a wake-up by the transport that found GOT
+ * packets, whether to defer now (the caller leaves the fd); while
+ * deferred, whether a look is due, and after one that found GOT packets,
+ * whether to watch again (the caller watches the fd again). */
+bool uroce_poll_deferred(const struct uroce_engine *eng);
+bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
+bool uroce_poll_check_due(struct uroce_engine *eng);
+bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
 
 /* cm/gsi.c: QP1, the CM's MADs (the device's general services interface) */
 struct roce_pkt;

@@ -24,6 +24,7 @@
  *   sleeps again.  An idle process stays at ~0 % CPU either way.
  */
 #include <errno.h>
+#include <time.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,13 @@ struct uroce_sched_attr {
 	uint64_t sched_period;
 };
 
+enum {
+	DEFER_US = 200,              /* a deferral's length before a look */
+	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
+	APP_CPU_LOOK_NS = 1000000,   /* how often busy polling looks at the application's CPU use */
+	APP_IDLE_LOOKS = 2,          /* and how many idle looks in a row it needs */
+};
+
 /* A non-negative integer from environment variable NAME, else DEF. */
 static long env_long(const char *name, long def)
 {
@@ -63,6 +71,7 @@ void uroce_poll_conf(struct uroce_engine *eng)
 {
 	eng->busy_poll_ns = (uint64_t)env_long("UROCE_BUSY_POLL_US", 0) * 1000;
 	eng->slice_ns = (uint64_t)env_long("UROCE_PROGRESS_SLICE_US", 100) * 1000;
+	eng->poll_defer_ns = (uint64_t)env_long("UROCE_DEFER_US", DEFER_US) * 1000;
 }
 
 void uroce_poll_thread_start(struct uroce_engine *eng)
@@ -78,6 +87,40 @@ void uroce_poll_thread_start(struct uroce_engine *eng)
 		perror("uroce: progress thread slice (sched_setattr)");
 }
 
+/* CPU time of CLOCK, ns. */
+static uint64_t cpu_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Did the process's other threads (the application's) use less than an
+ * eighth of a CPU over the last look's interval?  Looked at once per
+ * APP_CPU_LOOK_NS: two system calls. */
+static bool app_threads_idle(struct uroce_engine *eng, uint64_t now)
+{
+	uint64_t proc, mine, others;
+
+	if (now - eng->app_cpu_at_ns < APP_CPU_LOOK_NS)
+		return eng->app_idle;
+	proc = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	mine = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	others = (proc - mine) - eng->app_cpu_ns;
+	/* Idle for APP_IDLE_LOOKS looks in a row: a ping-pong's start (its
+	 * side channel's handshake sleeps) is no time to begin. */
+	if (eng->app_cpu_at_ns && others < (now - eng->app_cpu_at_ns) / 8)
+		eng->app_idle_looks += eng->app_idle_looks < APP_IDLE_LOOKS;
+	else
+		eng->app_idle_looks = 0;
+	eng->app_idle = eng->app_idle_looks >= APP_IDLE_LOOKS;
+	eng->app_cpu_ns = proc - mine;
+	eng->app_cpu_at_ns = now;
+	return eng->app_idle;
+}
+
 bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns)
 {
 	uint64_t now;
@@ -85,6 +128,16 @@ bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *
 	if (!eng->busy_poll_ns)
 		return false;
 	now = uroce_now_ns();
+	/* Only while the application's threads sleep: a thread that spins
+	 * (ib_write_lat's spins on memory between rare CQ polls) needs the
+	 * CPU a second poller would take, and two pollers per process on 2
+	 * CPUs starve one another.  With them asleep (an ib_write_bw or
+	 * ib_read_lat server), polling spends a CPU nobody wanted and saves a
+	 * wake-up per packet burst. */
+	if (!app_threads_idle(eng, now)) {
+		*until_ns = 0;
+		return false;
+	}
 	if (had_packets)
 		*until_ns = now + eng->busy_poll_ns;
 	return now < *until_ns;
@@ -94,4 +147,60 @@ void uroce_poll_contended(struct uroce_engine *eng)
 {
 	(void)eng;
 	sched_yield();
+}
+
+void uroce_poll_app_polled(struct uroce_engine *eng)
+{
+	atomic_fetch_add_explicit(&eng->app_polls, 1, memory_order_relaxed);
+}
+
+/* Has an application polled the wire since the last look?  (And look.) */
+static bool app_polled_since(struct uroce_engine *eng)
+{
+	uint64_t polls = atomic_load_explicit(&eng->app_polls, memory_order_relaxed);
+	bool moved = polls != eng->polls_seen;
+
+	eng->polls_seen = polls;
+	return moved;
+}
+
+bool uroce_poll_deferred(const struct uroce_engine *eng)
+{
+	return eng->watch == UROCE_WATCH_DEFERRED;
+}
+
+bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
+{
+	bool polled = app_polled_since(eng);
+
+	if (!eng->poll_defer_ns)
+		return false;
+	/* Wasted: the packets the wake-up announced were gone, taken by an
+	 * application thread polling its CQ. */
+	eng->wasted_wakes = got == 0 && polled ? eng->wasted_wakes + 1 : 0;
+	if (eng->wasted_wakes < DEFER_AFTER_WASTED)
+		return false;
+	eng->wasted_wakes = 0;
+	eng->watch = UROCE_WATCH_DEFERRED;
+	eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
+	uroce_count(eng, UROCE_STAT_PROGRESS_DEFERRALS, 1);
+	return true;
+}
+
+bool uroce_poll_check_due(struct uroce_engine *eng)
+{
+	return uroce_now_ns() >= eng->defer_check_ns;
+}
+
+bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
+{
+	/* Still polled, and nothing waited for the look: defer on.  Packets
+	 * that waited mean no application takes them (one that spins on
+	 * memory, as ib_write_lat's responder does): watch again. */
+	if (app_polled_since(eng) && got == 0) {
+		eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
+		return false;
+	}
+	eng->watch = UROCE_WATCH_PROGRESS;
+	return true;
 }
