@@ -200,6 +200,7 @@ static void udp_close(struct uroce_xport *x)
 	for (int i = 0; i < u->n_tx; i++)
 		close(u->tx[i].fd);
 	free(u->tx);
+	free(u->tx_by_port);
 	if (x->fd >= 0)
 		close(x->fd);
 	udp_rx_fini(u);
@@ -326,9 +327,14 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 	int fd = -1, pmtu;
 
 	pthread_mutex_lock(&u->tx_lock);
-	for (int i = 0; i < u->n_tx; i++)
-		if (u->tx[i].port == port && u->tx[i].family == family &&
-		    !memcmp(u->tx[i].ip, ip, 16)) {
+	/* Looked up by port (each QP has its own): every send looks, and a
+	 * scan of the table cost 128 compares a packet at -q 128. */
+	if (!u->tx_by_port && !(u->tx_by_port = calloc(65536, sizeof(*u->tx_by_port)))) {
+		fd = -ENOMEM;
+		goto out;
+	}
+	for (int i = u->tx_by_port[port] - 1; i >= 0; i = u->tx[i].next - 1)
+		if (u->tx[i].family == family && !memcmp(u->tx[i].ip, ip, 16)) {
 			fd = u->tx[i].fd;
 			goto out;
 		}
@@ -360,7 +366,9 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 	u->tx[u->n_tx].family = family;
 	u->tx[u->n_tx].port = port;
 	memcpy(u->tx[u->n_tx].ip, ip, 16);
-	u->tx[u->n_tx++].fd = fd;
+	u->tx[u->n_tx].fd = fd;
+	u->tx[u->n_tx].next = u->tx_by_port[port];
+	u->tx_by_port[port] = ++u->n_tx;
 out:
 	pthread_mutex_unlock(&u->tx_lock);
 	return fd;

@@ -50,6 +50,7 @@ struct udp_sock {
 	int family;
 	uint8_t ip[16];
 	uint16_t port;               /* tx sockets: the source port */
+	int next;                    /* tx sockets: 1 + the next of the same port, 0: none */
 };
 
 struct udp_rxstate;
@@ -74,6 +75,7 @@ struct udp_xport {
 	pthread_mutex_t tx_lock;
 	struct udp_sock *tx;         /* bound (source address, source port): grows */
 	int n_tx, cap_tx;
+	int *tx_by_port;             /* 65536: 1 + the first tx socket of each port, 0: none */
 
 	struct udp_rxstate *rx;      /* udp_rx.c */
 };
