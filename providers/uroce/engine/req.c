@@ -128,14 +128,15 @@ static void fill_common(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ro
 	p->xrc_srqn = w->xrc_srqn; /* XRC: the XRCETH (other transports have none) */
 }
 
-/* Send one packet carrying bytes [off, off+len) of W. */
+/* Send one packet carrying bytes [off, off+len) of W.  The MR table is
+ * read-locked by the pass (uroce_req_progress) until the packets leave. */
 static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct roce_pkt *p,
 		     uint64_t off, uint32_t len)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	const struct uroce_av *av = qp->vqp.qp.qp_type == IBV_QPT_UD ? &w->av : &qp->av;
 	struct iovec iov[UROCE_MAX_SGE];
-	int n = 0, ret;
+	int n = 0;
 
 	if (w->send_flags & IBV_SEND_INLINE) {
 		if (len) {
@@ -145,11 +146,8 @@ static int send_data(struct uroce_qp *qp, struct uroce_send_wqe *w, struct roce_
 		}
 		return uroce_pkt_queue(qe->eng, av, qp->udp_sport, p, iov, n);
 	}
-	uroce_mem_lock(qp);
 	n = uroce_mem_local(qp, wqe_sges(w), w->num_sge, off, len, 0, iov, UROCE_MAX_SGE);
-	ret = n < 0 ? n : uroce_pkt_queue(qe->eng, av, qp->udp_sport, p, iov, n);
-	uroce_mem_unlock(qp);
-	return ret;
+	return n < 0 ? n : uroce_pkt_queue(qe->eng, av, qp->udp_sport, p, iov, n);
 }
 
 /* Start W: number it and check what can be checked before sending. */
