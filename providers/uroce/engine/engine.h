@@ -247,12 +247,18 @@ void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 			 enum ibv_wc_status status);
 
 struct roce_pkt;
-/* mcast.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to the
+/* engine/mcast.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to the
  * group RX->dst_ip: delivered to every QP of ENG attached to it. */
 void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt);
 /* QP is attached to a group. */
 bool uroce_mcast_attached(struct uroce_qp *qp);
 void uroce_mcast_close(struct uroce_engine *eng);
+/* Attach QPN to group GID (of FAMILY), joining it; detach it, leaving the
+ * group with its last QP.  0 or an errno (ENOMEM: max_mcast_grp or
+ * max_mcast_qp_attach; EINVAL: not attached). */
+int uroce_mcast_attach(struct uroce_engine *eng, const union ibv_gid *gid, int family,
+		       uint32_t qpn);
+int uroce_mcast_detach(struct uroce_engine *eng, const union ibv_gid *gid, uint32_t qpn);
 
 /* engine.c: a packet arrived */
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
