@@ -145,16 +145,6 @@ XDP_ROWS = [
     ("  CPU s per million messages, client", "2.000", "2.000", "1.00"),
     ("ib_write_bw 64 B, Mpps", "0.500", "0.250", "2.00"),
 ]
-# (where, figure title starts with, uroce, peer, ratio)
-BOUNDS = [
-    ("lo", "ib_send_lat", "5.00", "4.00", "1.25"),
-    ("lo", "ib_write_lat", "8.00", "6.00", "1.33"),
-    ("lo", "ib_read_lat", "6.00", "10.00", "0.60"),
-    ("veth", "ib_send_lat", "10.00", "8.00", "1.25"),
-    ("veth", "ib_write_lat", "16.00", "10.00", "1.60"),
-    ("veth", "ib_read_lat", "-", "18.00", "-"),
-]
-
 with tempfile.TemporaryDirectory() as d:
     x = os.path.join(d, "xdp.tsv")
     with open(x, "w") as f:
