@@ -332,7 +332,7 @@ static void *progress_thread(void *arg)
 			if (uroce_poll_rewatch(eng, got))
 				progress_watch(eng, true);
 		}
-		busy = uroce_poll_keep_busy(eng, got > 0, &busy_until);
+		busy = uroce_poll_keep_busy(eng, got, &busy_until);
 		/* While busy polling, the timers (1 ms granularity) every 50 us. */
 		if (atomic_load(&eng->armed) > 0 &&
 		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {

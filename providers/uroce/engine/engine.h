@@ -269,11 +269,11 @@ void uroce_engine_poll(struct uroce_engine *eng);
 
 /* poll.c: the progress thread's polling policy (UROCE_BUSY_POLL_US,
  * UROCE_PROGRESS_SLICE_US).  Read the knobs into ENG; tune the calling
- * (progress) thread; and, after a pass that HAD_PACKETS or not, whether to
+ * (progress) thread; and, after a pass that took GOT packets, whether to
  * poll again at once rather than sleep (*UNTIL_NS: end of the window). */
 void uroce_poll_conf(struct uroce_engine *eng);
 void uroce_poll_thread_start(struct uroce_engine *eng);
-bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns);
+bool uroce_poll_keep_busy(struct uroce_engine *eng, unsigned int got, uint64_t *until_ns);
 /* An application thread found the sockets being drained by another. */
 void uroce_poll_contended(struct uroce_engine *eng);
 /* An application thread polls the wire (uroce_engine_poll). */

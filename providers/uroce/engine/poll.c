@@ -52,6 +52,8 @@ enum {
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
 	APP_CPU_LOOK_NS = 1000000,   /* how often busy polling looks at the application's CPU use */
 	APP_IDLE_LOOKS = 2,          /* and how many idle looks in a row it needs */
+	STREAM_BURST = 32,           /* packets of one wake-up that make a stream */
+	STREAM_SPIN_NS = 20000,      /* how long the progress thread then polls on */
 };
 
 /* A non-negative integer from environment variable NAME, else DEF. */
@@ -121,24 +123,28 @@ static bool app_threads_idle(struct uroce_engine *eng, uint64_t now)
 	return eng->app_idle;
 }
 
-bool uroce_poll_keep_busy(struct uroce_engine *eng, bool had_packets, uint64_t *until_ns)
+bool uroce_poll_keep_busy(struct uroce_engine *eng, unsigned int got, uint64_t *until_ns)
 {
-	uint64_t now;
+	uint64_t now = uroce_now_ns();
 
+	/* A stream: a wake-up that found a burst of packets is likely
+	 * followed by another within microseconds (ib_write_bw's server,
+	 * whose application sleeps).  Polling a little longer takes it
+	 * without being woken.  A ping-pong's wake-ups find one packet or
+	 * two, and never spin here. */
+	if (got >= STREAM_BURST && now + STREAM_SPIN_NS > *until_ns)
+		*until_ns = now + STREAM_SPIN_NS;
 	if (!eng->busy_poll_ns)
-		return false;
-	now = uroce_now_ns();
+		return now < *until_ns;
 	/* Only while the application's threads sleep: a thread that spins
 	 * (ib_write_lat's spins on memory between rare CQ polls) needs the
 	 * CPU a second poller would take, and two pollers per process on 2
 	 * CPUs starve one another.  With them asleep (an ib_write_bw or
 	 * ib_read_lat server), polling spends a CPU nobody wanted and saves a
 	 * wake-up per packet burst. */
-	if (!app_threads_idle(eng, now)) {
-		*until_ns = 0;
-		return false;
-	}
-	if (had_packets)
+	if (!app_threads_idle(eng, now))
+		return now < *until_ns;
+	if (got)
 		*until_ns = now + eng->busy_poll_ns;
 	return now < *until_ns;
 }
