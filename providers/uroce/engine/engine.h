@@ -72,6 +72,7 @@ struct uroce_engine {
 	uint32_t app_idle_looks;     /* looks in a row that found them idle */
 	uint32_t wasted_wakes;       /* in a row: woken for packets an application took */
 	uint64_t defer_check_ns;     /* deferred: the next look */
+	bool found_at_look;          /* deferred: the last look found packets waiting */
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */

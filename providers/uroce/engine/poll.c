@@ -200,13 +200,21 @@ bool uroce_poll_check_due(struct uroce_engine *eng)
 
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 {
-	/* Still polled, and nothing waited for the look: defer on.  Packets
-	 * that waited mean no application takes them (one that spins on
-	 * memory, as ib_write_lat's responder does): watch again. */
-	if (app_polled_since(eng) && got == 0) {
+	bool found_before = eng->found_at_look;
+
+	/* Still polled: defer on, unless packets waited at this look and the
+	 * last.  One look's worth is no sign: an application that polls
+	 * takes a packet some microseconds after it lands, and a look may
+	 * fall in between (ib_read_lat's client flapped that way, its
+	 * progress thread woken for every response).  Packets at two looks
+	 * in a row mean no application takes them (one that spins on memory,
+	 * as ib_write_lat's responder does): watch again. */
+	eng->found_at_look = got > 0;
+	if (app_polled_since(eng) && !(got && found_before)) {
 		eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
 		return false;
 	}
+	eng->found_at_look = false;
 	eng->watch = UROCE_WATCH_PROGRESS;
 	return true;
 }
