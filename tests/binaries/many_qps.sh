@@ -4,13 +4,17 @@
 # pairs at once), on lo and across a veth pair between two namespaces
 # (MANY_QPS_WHERE, default "lo veth"; MANY_QPS_AT_ONCE=0 leaves the 8
 # pairs out).  Before the congestion window (engine/cc.c) and the growing
-# TX socket table, -q 128 ended in IBV_WC_RETRY_EXC_ERR.  perftest checks every completion's
+# TX socket table, -q 128 ended in IBV_WC_RETRY_EXC_ERR; and with the
+# default soft limit of 1024 open files, -q 512 did (EMFILE).  perftest checks every completion's
 # status and fails the run on any other than success; a side that exits
 # non-zero or prints an error fails the test.  It never judges speed.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
 isolate_netns "$@"
+# The soft limit on open files a login session gets by default: -q 512
+# needs more (two sockets per QP) and uroce raises it itself.
+ulimit -Sn 1024
 use_private_registry
 add_dev lo0 lo
 WHERE=${MANY_QPS_WHERE:-lo veth}

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/udp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <uroce/stats.h>
@@ -77,6 +78,39 @@ socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 	return sizeof(*s6);
 }
 
+/*
+ * Out of file descriptors: every RC/UC QP holds two sockets (its source
+ * port's and its connected receive socket), so ib_write_bw -q 512 needs
+ * more than the 1024 a session gets by default (systemd's soft limit),
+ * and its sends failed until the QPs ran out of retries.  Raise the soft
+ * limit towards the hard one, as a program that needs many sockets does,
+ * and say so once.  True if there is more room now.
+ */
+static bool more_files(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static bool told;
+	struct rlimit rl;
+	bool more = false;
+
+	pthread_mutex_lock(&lock);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rlim_t was = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max - was < was ? rl.rlim_max :
+			      2 * was;
+		more = setrlimit(RLIMIT_NOFILE, &rl) == 0;
+		if (more && !told) {
+			told = true;
+			fprintf(stderr, "uroce: out of file descriptors (2 per QP): soft limit raised "
+				"from %llu to %llu\n", (unsigned long long)was,
+				(unsigned long long)rl.rlim_cur);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return more;
+}
+
 /* A receiving socket of FAMILY with REUSE (SO_REUSEPORT, SO_REUSEADDR or
  * 0: none), not bound yet; GRO: it takes coalesced datagrams. */
 static int rx_socket(int family, int reuse, bool gro)
@@ -84,6 +118,8 @@ static int rx_socket(int family, int reuse, bool gro)
 	int one = 1, fd;
 
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EMFILE && more_files())
+		fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (reuse)
