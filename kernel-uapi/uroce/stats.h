@@ -89,7 +89,10 @@
 	X(CONN_RESTEERS, "conn_resteers")                                      \
 	/* engine/poll.c: the progress thread left the wire to polling        \
 	 * applications for a while (woken in vain too often) */             \
-	X(PROGRESS_DEFERRALS, "progress_deferrals")
+	X(PROGRESS_DEFERRALS, "progress_deferrals")                            \
+	/* transport/udp: a connected QP's source port was held by another    \
+	 * program; it sends from another (udp_claim_port) */                  \
+	X(SPORT_TAKEN, "sport_taken")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

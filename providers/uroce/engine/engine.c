@@ -796,6 +796,13 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 			struct uroce_xport *x = qe->eng->xport;
 
 			qp->udp_sport = uroce_xport_sport(me);
+			if (x->ops->claim_port) {
+				int port = x->ops->claim_port(x, qp->av.family, qp->av.sgid.raw,
+							      qp->udp_sport);
+
+				if (port > 0)
+					qp->udp_sport = (uint16_t)port;
+			}
 			qe->reconnects = 0;
 			qe->conn_port = uroce_xport_sport(peer);
 			if (!x->ops->steer || x->ops->steer(x, me, qp->av.family, qp->av.sgid.raw,

@@ -262,36 +262,55 @@ static int epoll_add(struct udp_xport *u, int fd, uint64_t idx)
  * every packet reached its owner's port).  So: no SO_REUSEPORT here, and a
  * port below 0xC000 (of the kernel's usual ephemeral range), else any.
  */
-static int fwd_socket(int family, const uint8_t *ip16, int ifindex)
+/* Bind FD to (IP16, a port of 32768..49151 that no other socket holds):
+ * 64 tries from SEED on, then whatever the kernel gives.  No caller sets
+ * SO_REUSEPORT, so no socket can join FD's port later.  0 or -errno. */
+static int bind_exclusive(int fd, int family, const uint8_t *ip16, int ifindex, uint32_t seed)
 {
 	struct sockaddr_storage ss;
-	uint32_t start = (uint32_t)getpid() * 2654435761u;
-	int fd = rx_socket(family, 0, false);
 
-	if (fd < 0)
-		return fd;
 	for (int i = 0; i <= 64; i++) {
-		/* 64 tries at 32768..49151, then whatever the kernel gives. */
-		uint16_t port = i < 64 ? 32768 + (start + i * 7919u) % 16384 : 0;
+		uint16_t port = i < 64 ? 32768 + (seed + i * 7919u) % 16384 : 0;
 		socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
 
 		if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
-			return fd;
+			return 0;
 		if (errno != EADDRINUSE)
 			break;
 	}
-	int err = -errno;
+	return -errno;
+}
 
-	close(fd);
-	return err;
+/* The port FD is bound to, or 0. */
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	return ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+		     ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static int fwd_socket(int family, const uint8_t *ip16, int ifindex)
+{
+	int fd = rx_socket(family, 0, false), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = bind_exclusive(fd, family, ip16, ifindex, (uint32_t)getpid() * 2654435761u);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
 }
 
 static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
 {
 	struct udp_xport *u = calloc(1, sizeof(*u));
 	struct uroce_netdev nd;
-	struct sockaddr_storage ss;
-	socklen_t sl;
 	int ret;
 
 	if (!u)
@@ -338,12 +357,10 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	ret = u->fwd_fd;
 	if (ret < 0)
 		goto fail;
-	sl = sizeof(ss);
-	ret = -errno;
-	if (getsockname(u->fwd_fd, (struct sockaddr *)&ss, &sl))
+	ret = -EADDRNOTAVAIL;
+	u->x.fwd_port = bound_port(u->fwd_fd);
+	if (!u->x.fwd_port)
 		goto fail;
-	u->x.fwd_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
-			      ((struct sockaddr_in6 *)&ss)->sin6_port);
 	epoll_add(u, u->fwd_fd, UDP_FWD_IDX);
 	u->x.caps = (struct uroce_xport_caps){
 		.max_burst = UDP_BURST,
@@ -358,22 +375,24 @@ fail:
 	return ret;
 }
 
-int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port)
+/* The tx socket of (FAMILY, IP, PORT), or -1 (tx_lock held). */
+static int tx_lookup(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port)
 {
-	int fd = -1, pmtu;
-
-	pthread_mutex_lock(&u->tx_lock);
-	/* Looked up by port (each QP has its own): every send looks, and a
-	 * scan of the table cost 128 compares a packet at -q 128. */
-	if (!u->tx_by_port && !(u->tx_by_port = calloc(65536, sizeof(*u->tx_by_port)))) {
-		fd = -ENOMEM;
-		goto out;
-	}
 	for (int i = u->tx_by_port[port] - 1; i >= 0; i = u->tx[i].next - 1)
-		if (u->tx[i].family == family && !memcmp(u->tx[i].ip, ip, 16)) {
-			fd = u->tx[i].fd;
-			goto out;
-		}
+		if (u->tx[i].family == family && !memcmp(u->tx[i].ip, ip, 16))
+			return i;
+	return -1;
+}
+
+/* Enter FD, bound to (FAMILY, IP, PORT), in the table (tx_lock held):
+ * DF, and (unconnected) IPv4 ID 0, what the ICRC was computed for.
+ * EXCLUSIVE: a port taken by a QP whose own was held (udp_claim_port).
+ * FD or -errno (then FD is closed). */
+static int tx_add(struct udp_xport *u, int fd, int family, const uint8_t *ip, uint16_t port,
+		  bool exclusive)
+{
+	int pmtu;
+
 	/* Every RC/UC QP sends from a port of its own (A17.3.1 entropy, and
 	 * the peer steers by it): the table grows with the QPs.  A fixed 64
 	 * made QP 65 and later fail every send (issue 14: -q 128). */
@@ -382,16 +401,12 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 		struct udp_sock *t = realloc(u->tx, cap * sizeof(*t));
 
 		if (!t) {
-			fd = -ENOMEM;
-			goto out;
+			close(fd);
+			return -ENOMEM;
 		}
 		u->tx = t;
 		u->cap_tx = cap;
 	}
-	fd = bound_socket(family, ip, port, u->ifindex, false);
-	if (fd < 0)
-		goto out;
-	/* DF, and (unconnected) IPv4 ID 0: what the ICRC was computed for. */
 	if (family == AF_INET) {
 		pmtu = IP_PMTUDISC_DO;
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
@@ -399,15 +414,79 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 		pmtu = IPV6_PMTUDISC_DO;
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	}
-	u->tx[u->n_tx].family = family;
-	u->tx[u->n_tx].port = port;
+	u->tx[u->n_tx] = (struct udp_sock){ .fd = fd, .family = family, .port = port,
+					    .next = u->tx_by_port[port], .exclusive = exclusive };
 	memcpy(u->tx[u->n_tx].ip, ip, 16);
-	u->tx[u->n_tx].fd = fd;
-	u->tx[u->n_tx].next = u->tx_by_port[port];
 	u->tx_by_port[port] = ++u->n_tx;
-out:
+	return fd;
+}
+
+static bool tx_table(struct udp_xport *u)
+{
+	/* Looked up by port (each QP has its own): every send looks, and a
+	 * scan of the table cost 128 compares a packet at -q 128. */
+	return u->tx_by_port || (u->tx_by_port = calloc(65536, sizeof(*u->tx_by_port)));
+}
+
+int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port)
+{
+	int fd, i;
+
+	pthread_mutex_lock(&u->tx_lock);
+	if (!tx_table(u))
+		fd = -ENOMEM;
+	else if ((i = tx_lookup(u, family, ip, port)) >= 0)
+		fd = u->tx[i].fd;
+	else if ((fd = bound_socket(family, ip, port, u->ifindex, false)) >= 0)
+		fd = tx_add(u, fd, family, ip, port, false);
 	pthread_mutex_unlock(&u->tx_lock);
 	return fd;
+}
+
+/*
+ * The source port a connected QP sends from: WANT (uroce_xport_sport), made
+ * ready now, unless another program holds WANT on IP (a resolver's
+ * ephemeral port: the kernel's range overlaps 0xC000-0xFFFF).  Then a port of this
+ * process alone, below 0xC000 where no QP's predicted port lies, bound
+ * without SO_REUSEPORT so that nothing joins it later.  The peer learns it
+ * from the first packet (a uroce peer connects its socket again:
+ * conn_resteers; rxe does not look).  The port, or -errno.
+ */
+static int udp_claim_port(struct uroce_xport *x, int family, const uint8_t *ip, uint16_t want)
+{
+	struct udp_xport *u = to_udp(x);
+	int fd = udp_tx_socket(u, family, ip, want), i, ret;
+	uint16_t port;
+
+	if (fd != -EADDRINUSE) {
+		pthread_mutex_lock(&u->tx_lock);
+		i = fd >= 0 ? tx_lookup(u, family, ip, want) : -1;
+		/* Not another QP's exclusive port (taken when the kernel chose
+		 * it, after 64 tries below 0xC000). */
+		ret = fd < 0 ? fd : i >= 0 && u->tx[i].exclusive ? -EADDRINUSE : want;
+		pthread_mutex_unlock(&u->tx_lock);
+		if (ret != -EADDRINUSE)
+			return ret;
+	}
+	fd = rx_socket(family, 0, false);
+	if (fd < 0)
+		return fd;
+	ret = bind_exclusive(fd, family, ip, u->ifindex, (uint32_t)want * 2654435761u);
+	port = ret ? 0 : bound_port(fd);
+	if (!port) {
+		close(fd);
+		return ret ? ret : -EADDRNOTAVAIL;
+	}
+	pthread_mutex_lock(&u->tx_lock);
+	ret = tx_add(u, fd, family, ip, port, true);
+	pthread_mutex_unlock(&u->tx_lock);
+	if (ret < 0)
+		return ret;
+	uroce_stat_add(u->counters, UROCE_STAT_SPORT_TAKEN, 1);
+	if (!__atomic_exchange_n(&u->told_port_taken, true, __ATOMIC_RELAXED))
+		fprintf(stderr, "uroce: %s: UDP port %u is held by another program: that QP sends "
+			"from port %u (sport_taken counts them)\n", u->devname, want, port);
+	return port;
 }
 
 /* H and IOV[0..IOVCNT) as one datagram to the forwarding socket at PORT. */
@@ -609,6 +688,7 @@ const struct uroce_xport_ops uroce_udp_ops = {
 	.recv = udp_recv,
 	.forward = udp_forward,
 	.steer = udp_steer,
+	.claim_port = udp_claim_port,
 	.unsteer = udp_unsteer,
 	.send_local = udp_send_local,
 	.mcast_join = udp_mcast_join,

@@ -51,6 +51,7 @@ struct udp_sock {
 	uint8_t ip[16];
 	uint16_t port;               /* tx sockets: the source port */
 	int next;                    /* tx sockets: 1 + the next of the same port, 0: none */
+	bool exclusive;              /* tx sockets: a QP's port in place of its held one */
 };
 
 struct udp_rxstate;
@@ -62,6 +63,7 @@ struct udp_xport {
 	int ifindex;
 	uint64_t *counters;
 	bool gso, gro;               /* UROCE_GSO / UROCE_GRO, and what the kernel allows */
+	bool told_port_taken;        /* udp_claim_port said so on stderr */
 
 	struct udp_sock rx_addr[UROCE_GID_TBL_LEN];  /* bound ADDR:4791 */
 	int n_rx;

@@ -418,6 +418,17 @@ static void xdp_unsteer(struct uroce_xport *x, uint32_t qpn)
 		t->udp->ops->unsteer(t->udp, qpn);
 }
 
+/* Frames carry any source port, but what takes the udp transport (the
+ * host's own addresses, long packets) leaves from its socket: one port
+ * for both, the ICRC covers it. */
+static int xdp_claim_port(struct uroce_xport *x, int family, const uint8_t *local, uint16_t want)
+{
+	struct xdp_xport *t = xx(x);
+
+	return t->udp && t->udp->ops->claim_port ?
+	       t->udp->ops->claim_port(t->udp, family, local, want) : want;
+}
+
 /* Packets for another process of this device, and multicast groups: the
  * udp transport beneath (the program passes QP 0xFFFFFF to the kernel). */
 static int xdp_send_local(struct uroce_xport *x, uint16_t port, const struct uroce_txpkt *pkt)
@@ -454,6 +465,7 @@ const struct uroce_xport_ops uroce_xdp_ops = {
 	.forward = xdp_forward,
 	.steer = xdp_steer,
 	.unsteer = xdp_unsteer,
+	.claim_port = xdp_claim_port,
 	.send_local = xdp_send_local,
 	.mcast_join = xdp_mcast_join,
 	.mcast_leave = xdp_mcast_leave,
