@@ -55,7 +55,7 @@ void uroce_engine_wake(struct uroce_engine *eng)
  * whose every post arms a timer and every ACK disarms it): a timer that
  * fires within the tick, which is all the timers' resolution (none is
  * shorter than 1 ms).  One timerfd_settime per tick at most. */
-static void start_tick(struct uroce_engine *eng)
+void uroce_engine_start_tick(struct uroce_engine *eng)
 {
 	struct itimerspec its = { .it_value.tv_nsec = 1000000 };
 
@@ -70,7 +70,7 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 		return;
 	qe->armed = on;
 	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on)
-		start_tick(qe->eng);
+		uroce_engine_start_tick(qe->eng);
 }
 
 /* ---- dispatch ----------------------------------------------------------- */
@@ -202,7 +202,7 @@ static void run_timers(struct uroce_engine *eng)
 /* Everything the transport has, a burst at a time: each burst is checked
  * and dispatched whole, and what it makes the engine send (ACKs coalesced
  * per QP, IBTA 9.7.5.1.1) leaves together after it.  The packets taken. */
-static unsigned int rx_bursts(struct uroce_engine *eng)
+static unsigned int rx_bursts(struct uroce_engine *eng, bool app)
 {
 	static __thread struct uroce_rx pkts[RX_BURST];
 	unsigned int got = 0;
@@ -217,7 +217,7 @@ static unsigned int rx_bursts(struct uroce_engine *eng)
 		uroce_resp_acks_begin(eng);
 		for (int i = 0; i < n; i++)
 			uroce_engine_rx(eng, &pkts[i]);
-		uroce_resp_flush_acks(eng);
+		uroce_resp_flush_acks(eng, app);
 		uroce_tx_end(eng);
 		if (n < RX_BURST)
 			break;
@@ -232,6 +232,9 @@ static unsigned int rx_bursts(struct uroce_engine *eng)
 void uroce_engine_poll(struct uroce_engine *eng)
 {
 	uroce_poll_app_polled(eng);
+	/* The ACKs its last poll held: this thread did not post on their
+	 * QPs meanwhile, so they go now, before it looks for more. */
+	uroce_resp_flush_held(eng);
 	if (pthread_mutex_trylock(&eng->rx_lock)) {
 		/* Another thread is draining: it will deliver.  If it is the
 		 * progress thread, preempted on this CPU by this busy poller,
@@ -239,8 +242,13 @@ void uroce_engine_poll(struct uroce_engine *eng)
 		uroce_poll_contended(eng);
 		return;
 	}
-	rx_bursts(eng);
+	rx_bursts(eng, true);
 	pthread_mutex_unlock(&eng->rx_lock);
+}
+
+void uroce_engine_poll_done(struct uroce_engine *eng)
+{
+	uroce_resp_flush_held(eng);
 }
 
 /* The progress thread takes what the transport has: while it still has
@@ -252,7 +260,7 @@ static unsigned int progress_rx(struct uroce_engine *eng)
 	unsigned int got = 0, n;
 
 	pthread_mutex_lock(&eng->rx_lock);
-	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng)) > 0; rounds++)
+	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng, false)) > 0; rounds++)
 		got += n;
 	pthread_mutex_unlock(&eng->rx_lock);
 	return got;
@@ -325,7 +333,7 @@ static void *progress_thread(void *arg)
 			/* Deferred: take what waits.  Packets nobody took, or no
 			 * application poll since the last look: watch again. */
 			if (pthread_mutex_trylock(&eng->rx_lock) == 0) {
-				got = rx_bursts(eng);
+				got = rx_bursts(eng, false);
 				pthread_mutex_unlock(&eng->rx_lock);
 				got += got ? progress_rx(eng) : 0;
 			}
@@ -339,6 +347,9 @@ static void *progress_thread(void *arg)
 			run_timers(eng);
 			timers_ns = busy ? uroce_now_ns() : 0;
 		}
+		/* ACKs an application's poll held whose thread has not come
+		 * back (the tick was started when they were held). */
+		uroce_resp_flush_held(eng);
 		if (uroce_xport_tx_left(eng->xport))
 			eng->xport->ops->tx_flush(eng->xport);
 	}
@@ -440,6 +451,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
+	pthread_mutex_init(&eng->held_lock, NULL);
 	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
@@ -535,9 +547,10 @@ void uroce_engine_put(struct uroce_engine *eng)
 	 * (docs/engine.md).  Bounded: RX_ROUNDS bursts. */
 	if (eng->xport) {
 		pthread_mutex_lock(&eng->rx_lock);
-		rx_bursts(eng);
+		rx_bursts(eng, false);
 		pthread_mutex_unlock(&eng->rx_lock);
 	}
+	uroce_resp_flush_held(eng);
 	engine_free(eng);
 }
 

@@ -47,6 +47,11 @@ struct uroce_engine {
 	uint32_t n_qps;
 	atomic_int armed;            /* QPs with a timer running */
 	_Atomic uint64_t acks_sent_gen; /* receive bursts whose ACKs are on the wire */
+	/* resp.c: QPs whose ACK an application's poll held back, to leave
+	 * with the QP's next requests or at the next call, or the tick. */
+	pthread_mutex_t held_lock;
+	atomic_uint n_held;
+	uint32_t held_qpn[64];
 
 	/* The device's transport (transport/transport.h): all the engine
 	 * knows of the network. */
@@ -267,6 +272,9 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
  * (if no other thread is doing it), instead of waiting for the progress
  * thread to be scheduled. */
 void uroce_engine_poll(struct uroce_engine *eng);
+/* An application thread goes to sleep (req_notify_cq): what its polls
+ * held back (resp.c: ACKs) leaves now. */
+void uroce_engine_poll_done(struct uroce_engine *eng);
 
 /* poll.c: the progress thread's polling policy (UROCE_BUSY_POLL_US,
  * UROCE_PROGRESS_SLICE_US).  Read the knobs into ENG; tune the calling
@@ -333,7 +341,13 @@ void uroce_resp_ack_before_requests(struct uroce_qp *qp);
 /* A receive burst starts: ACKs wait for its end (uroce_resp_flush_acks),
  * one per QP for the highest PSN acknowledged. */
 void uroce_resp_acks_begin(struct uroce_engine *eng);
-void uroce_resp_flush_acks(struct uroce_engine *eng);
+/* The burst ends: its ACKs leave now, or, HOLD (an application thread's
+ * CQ poll ran it), wait for that thread's next call (resp.c). */
+void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold);
+/* Send the ACKs held since an application's poll (any thread). */
+void uroce_resp_flush_held(struct uroce_engine *eng);
+/* Wake the progress thread within the timer tick (1 ms). */
+void uroce_engine_start_tick(struct uroce_engine *eng);
 
 /* 24-bit PSN arithmetic (IBTA 9.7.2): a - b as a signed distance. */
 static inline int32_t psn_diff(uint32_t a, uint32_t b)

@@ -119,17 +119,60 @@ void uroce_resp_acks_begin(struct uroce_engine *eng)
 	acks.n = 0;
 }
 
-void uroce_resp_flush_acks(struct uroce_engine *eng)
+/* QP number Q of ENG, locked, or NULL. */
+static struct uroce_qp *qp_locked(struct uroce_engine *eng, uint32_t q)
 {
-	for (unsigned int i = 0; i < acks.n; i++) {
-		struct uroce_qp *qp = NULL;
+	struct uroce_qp *qp = NULL;
 
-		pthread_rwlock_rdlock(&eng->qps_lock);
-		if (acks.qpn[i] < UROCE_MAX_QP)
-			qp = eng->qps[acks.qpn[i]];
-		if (qp)
-			pthread_mutex_lock(&qp->lock);
-		pthread_rwlock_unlock(&eng->qps_lock);
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	if (q < UROCE_MAX_QP)
+		qp = eng->qps[q];
+	if (qp)
+		pthread_mutex_lock(&qp->lock);
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return qp;
+}
+
+/* Keep QPN's due ACK for later (uroce_resp_flush_held); false: no room. */
+static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&eng->held_lock);
+	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
+	if (n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]))
+		eng->held_qpn[n] = qpn;
+	else
+		n = UINT32_MAX;
+	if (n != UINT32_MAX)
+		atomic_store(&eng->n_held, n + 1);
+	pthread_mutex_unlock(&eng->held_lock);
+	return n != UINT32_MAX;
+}
+
+/*
+ * The burst's ACKs leave now, or HOLD: an application thread's CQ poll ran
+ * the burst, and that thread is about to see the completions.  Its ACK
+ * then waits for that thread's next call (IBTA 9.7.5.1.1: one ACK may
+ * answer many requests, and none is owed at once): a reply it posts takes
+ * the ACK along, ahead of it, in one system call (uroce_req_progress), and
+ * its next poll sends what is left first (uroce_engine_poll).  The
+ * progress thread sends them at the latest on the tick (1 ms), should the
+ * thread not come back.  An application that answers each receive with a
+ * send (a ping-pong) gets its completion a system call sooner.
+ */
+void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
+{
+	bool held = false;
+
+	for (unsigned int i = 0; i < acks.n; i++) {
+		struct uroce_qp *qp;
+
+		if (hold && hold_ack(eng, acks.qpn[i])) {
+			held = true;
+			continue;
+		}
+		qp = qp_locked(eng, acks.qpn[i]);
 		if (!qp)
 			continue;
 		uroce_resp_flush_ack(qp);
@@ -140,6 +183,34 @@ void uroce_resp_flush_acks(struct uroce_engine *eng)
 	atomic_store(&eng->acks_sent_gen, acks.gen);
 	acks.n = 0;
 	acks.eng = NULL;
+	if (held)
+		uroce_engine_start_tick(eng);
+}
+
+void uroce_resp_flush_held(struct uroce_engine *eng)
+{
+	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
+	unsigned int n;
+
+	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&eng->held_lock);
+	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
+	memcpy(qpns, eng->held_qpn, n * sizeof(qpns[0]));
+	atomic_store(&eng->n_held, 0);
+	pthread_mutex_unlock(&eng->held_lock);
+	uroce_tx_begin(eng);
+	for (unsigned int i = 0; i < n; i++) {
+		struct uroce_qp *qp = qp_locked(eng, qpns[i]);
+
+		if (!qp)
+			continue;
+		/* Gone already if the QP posted meanwhile (or was replaced:
+		 * a new QP of that number owes nothing yet). */
+		uroce_resp_flush_ack(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	uroce_tx_end(eng);
 }
 
 static void ack(struct uroce_qp *qp, uint32_t psn)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "engine.h"
 #include "events.h"
 #include "uroce.h"
 
@@ -58,6 +59,9 @@ int uroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 	if (cq->chan_fd < 0)
 		return EINVAL; /* no channel: nothing to notify (as the kernel says) */
+	/* The thread is going to sleep: the ACKs its polls held leave now. */
+	if (to_uctx(ibcq->context)->engine)
+		uroce_engine_poll_done(to_uctx(ibcq->context)->engine);
 	pthread_spin_lock(&cq->lock);
 	/* A SOLICITED request never narrows an outstanding NEXT one. */
 	if (!solicited_only)
