@@ -4,7 +4,9 @@
 #   verbs -> cm -> engine -> transport -> device -> wire
 # Every #include "X" of a file in one layer folder must name a header of its
 # own layer or of a lower one; an include of a higher layer's header fails.
-# Also: no engine file calls the UDP transport's functions (uroce_udp_*).
+# A transport's private headers (transport/udp/*.h, transport/xdp/*.h) are
+# included only by that transport's files.  Also: no file of the engine,
+# cm or verbs calls the UDP transport's functions (uroce_udp_*).
 set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}/providers/uroce
 cd "$root" || exit 1
@@ -31,11 +33,20 @@ for f in $(find verbs cm engine transport device wire -name '*.[ch]'); do
 			echo "layers: $f includes $h: upward (${f%%/*} -> ${h%%/*})"
 			bad=1
 		fi
+		# A transport's own headers are its own: the layers above see
+		# transport/transport.h only.
+		case $h in transport/*/*)
+			[ "${f#${h%/*}/}" != "$f" ] || {
+				echo "layers: $f includes $h, a transport's private header"
+				bad=1
+			} ;;
+		esac
 	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done
-if grep -n 'uroce_udp_[a-z_]*[[:space:]]*(' engine/*.c engine/*.h; then
-	echo "layers: the engine calls the UDP transport directly (above)"
+if grep -n 'uroce_udp_[a-z_]*[[:space:]]*(' engine/*.[ch] cm/*.[ch] verbs/*.[ch]; then
+	echo "layers: the engine, cm or verbs call the UDP transport directly (above)"
 	bad=1
 fi
-[ $bad = 0 ] && echo "layers: every include points down; the engine calls no uroce_udp_*"
+[ $bad = 0 ] && echo "layers: every include points down, no transport's private header is" \
+	"included from outside it, and no layer above calls uroce_udp_*"
 exit $bad

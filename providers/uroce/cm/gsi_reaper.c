@@ -28,7 +28,7 @@
 
 #include "engine.h"
 #include "gsi.h"
-#include "udp.h"
+#include "transport.h"
 #include "wire.h"
 
 #define CONN_RECS 1024
@@ -58,8 +58,8 @@ static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
 static void send_rec(const struct conn_rec *r)
 {
 	struct sockaddr_storage from, to;
-	socklen_t fl = uroce_udp_sockaddr(r->family, r->src, r->sport, r->ifindex, &from);
-	socklen_t tl = uroce_udp_sockaddr(r->family, r->dst, ROCE_UDP_PORT, r->ifindex, &to);
+	socklen_t fl = uroce_xport_sockaddr(r->family, r->src, r->sport, r->ifindex, &from);
+	socklen_t tl = uroce_xport_sockaddr(r->family, r->dst, ROCE_UDP_PORT, r->ifindex, &to);
 	int one = 1, fd = socket(r->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int pmtu = r->family == AF_INET ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
 

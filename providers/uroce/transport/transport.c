@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* The transports a device's `transport` attribute can name. */
 #include <string.h>
+#include <netinet/in.h>
 
 #include "transport.h"
 
@@ -18,4 +19,26 @@ const struct uroce_xport_ops *uroce_xport_lookup(const char *name)
 		if (!strcmp(transports[i]->name, name))
 			return transports[i];
 	return NULL;
+}
+
+socklen_t uroce_xport_sockaddr(int family, const uint8_t *ip16, uint16_t port,
+			     int ifindex, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, ip16 + 12, 4);
+		return sizeof(*s);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	memcpy(&s6->sin6_addr, ip16, 16);
+	if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
+		s6->sin6_scope_id = ifindex;
+	return sizeof(*s6);
 }

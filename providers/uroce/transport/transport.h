@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 /* The RoCEv2 UDP destination port (IBTA A17.2). */
@@ -159,6 +160,12 @@ static inline bool uroce_xport_tx_left(const struct uroce_xport *x)
 {
 	return x->ops->tx_flush && __atomic_load_n(&x->tx_left, __ATOMIC_ACQUIRE);
 }
+
+/* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY in
+ * *SS; the scope of a link-local IPv6 address is IFINDEX.  Its length.
+ * Pure (async-signal-safe): the CM's reaper uses it after fork. */
+socklen_t uroce_xport_sockaddr(int family, const uint8_t *ip16, uint16_t port, int ifindex,
+			       struct sockaddr_storage *ss);
 
 /* The transport a device's `transport` attribute names ("udp"; "xdp" once
  * it exists), or NULL. */

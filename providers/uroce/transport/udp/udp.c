@@ -56,28 +56,6 @@ static int gid_family(const uint8_t *gid)
 	return memcmp(gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
 }
 
-socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
-			     int ifindex, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-
-		s->sin_family = AF_INET;
-		s->sin_port = htons(port);
-		memcpy(&s->sin_addr, ip16 + 12, 4);
-		return sizeof(*s);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	memcpy(&s6->sin6_addr, ip16, 16);
-	if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
-		s6->sin6_scope_id = ifindex;
-	return sizeof(*s6);
-}
-
 /*
  * Out of file descriptors: every RC/UC QP holds two sockets (its source
  * port's and its connected receive socket), so ib_write_bw -q 512 needs
@@ -145,7 +123,7 @@ static int rx_socket(int family, int reuse, bool gro)
 static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex, bool gro)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
+	socklen_t sl = uroce_xport_sockaddr(family, ip16, port, ifindex, &ss);
 	int fd = rx_socket(family, SO_REUSEPORT, gro);
 
 	if (fd < 0)
@@ -271,7 +249,7 @@ static int bind_exclusive(int fd, int family, const uint8_t *ip16, int ifindex, 
 
 	for (int i = 0; i <= 64; i++) {
 		uint16_t port = i < 64 ? 32768 + (seed + i * 7919u) % 16384 : 0;
-		socklen_t sl = uroce_udp_sockaddr(family, ip16, port, ifindex, &ss);
+		socklen_t sl = uroce_xport_sockaddr(family, ip16, port, ifindex, &ss);
 
 		if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
 			return 0;
@@ -503,7 +481,7 @@ static int fwd_send(struct udp_xport *u, uint16_t port, struct udp_fwd_hdr *h,
 		return -EINVAL;
 	v[0] = (struct iovec){ h, sizeof(*h) };
 	memcpy(v + 1, iov, iovcnt * sizeof(*iov));
-	msg.msg_namelen = uroce_udp_sockaddr(u->rx_addr[0].family, u->rx_addr[0].ip, port,
+	msg.msg_namelen = uroce_xport_sockaddr(u->rx_addr[0].family, u->rx_addr[0].ip, port,
 					     u->ifindex, &to);
 	return sendmsg(u->fwd_fd, &msg, MSG_DONTWAIT) < 0 ? -errno : 0;
 }
@@ -562,7 +540,7 @@ static int udp_send_local(struct uroce_xport *x, uint16_t port, const struct uro
 static int mcast_socket(struct udp_xport *u, int family, const uint8_t *group)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = uroce_udp_sockaddr(family, group, UROCE_XPORT_ROCE_PORT, u->ifindex, &ss);
+	socklen_t sl = uroce_xport_sockaddr(family, group, UROCE_XPORT_ROCE_PORT, u->ifindex, &ss);
 	int fd = rx_socket(family, SO_REUSEADDR, false), ret;
 
 	if (fd < 0)
@@ -656,7 +634,7 @@ static int udp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint
 {
 	struct udp_xport *u = to_udp(x);
 	struct sockaddr_storage to;
-	socklen_t sl = uroce_udp_sockaddr(family, peer, port, u->ifindex, &to);
+	socklen_t sl = uroce_xport_sockaddr(family, peer, port, u->ifindex, &to);
 	int fd;
 
 	if (qpn >= UDP_MAX_CONN)

@@ -88,10 +88,6 @@ static inline struct udp_xport *to_udp(struct uroce_xport *x)
 }
 
 /* udp.c */
-/* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY; the
- * scope of a link-local IPv6 address is IFINDEX.  Pure: safe after fork. */
-socklen_t uroce_udp_sockaddr(int family, const uint8_t *ip16, uint16_t port,
-			     int ifindex, struct sockaddr_storage *ss);
 /* The socket packets from (FAMILY, IP, PORT) leave through; made on first use. */
 int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
 

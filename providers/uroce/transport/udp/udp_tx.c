@@ -110,7 +110,7 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 
 	memset(h, 0, sizeof(*h));
 	h->msg_name = &tb.to[m];
-	h->msg_namelen = uroce_udp_sockaddr(path->family, path->dst, path->dport, u->ifindex,
+	h->msg_namelen = uroce_xport_sockaddr(path->family, path->dst, path->dport, u->ifindex,
 					    &tb.to[m]);
 	tb.npkts[m] = run;
 	if (run == 1) {
