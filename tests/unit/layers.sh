@@ -5,8 +5,9 @@
 # Every #include "X" of a file in one layer folder must name a header of its
 # own layer or of a lower one; an include of a higher layer's header fails.
 # A transport's private headers (transport/udp/*.h, transport/xdp/*.h) are
-# included only by that transport's files.  Also: no file of the engine,
-# cm or verbs calls the UDP transport's functions (uroce_udp_*).
+# included only by that transport's files.  No file of the engine, cm or
+# verbs calls the UDP transport's functions (uroce_udp_*), and the engine
+# calls no function defined in verbs or cm (its upcalls are a table).
 set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}/providers/uroce
 cd "$root" || exit 1
@@ -47,6 +48,16 @@ if grep -n 'uroce_udp_[a-z_]*[[:space:]]*(' engine/*.[ch] cm/*.[ch] verbs/*.[ch]
 	echo "layers: the engine, cm or verbs call the UDP transport directly (above)"
 	bad=1
 fi
+# Calls point down too: what the engine needs of verbs and cm it calls
+# through its table of upcalls (engine/upcalls.h), never by name.
+above=$(sed -nE '/^static/d; s/^[a-z][^(;]*[ *](uroce_[a-z0-9_]+)\(.*/\1/p' verbs/*.c cm/*.c | sort -u)
+for fn in $above; do
+	if grep -nE "\b$fn[[:space:]]*\(" engine/*.c; then
+		echo "layers: the engine calls $fn of verbs or cm (above): use the upcall table"
+		bad=1
+	fi
+done
 [ $bad = 0 ] && echo "layers: every include points down, no transport's private header is" \
-	"included from outside it, and no layer above calls uroce_udp_*"
+	"included from outside it, no layer above calls uroce_udp_*, and the engine" \
+	"calls no function of verbs or cm"
 exit $bad

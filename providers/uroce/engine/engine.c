@@ -73,6 +73,13 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 		uroce_engine_start_tick(qe->eng);
 }
 
+const struct uroce_upcalls *uroce_up;
+
+void uroce_engine_set_upcalls(const struct uroce_upcalls *up)
+{
+	uroce_up = up;
+}
+
 /* ---- dispatch ----------------------------------------------------------- */
 
 static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
@@ -130,7 +137,7 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	}
 	qpn = pkt.dqpn;
 	if (qpn == CM_GSI_QPN) {
-		uroce_gsi_rx(eng, rx, &pkt);
+		uroce_up->gsi_rx(eng, rx, &pkt);
 		return;
 	}
 	if (qpn == ROCE_QPN_MULTICAST) {
@@ -392,7 +399,7 @@ __attribute__((destructor)) static void dump_open_engines(void)
 
 static void engine_free(struct uroce_engine *eng)
 {
-	uroce_gsi_detach(eng);
+	uroce_up->gsi_detach(eng);
 	dump_counters(eng);
 	uroce_stats_detach(eng->devname, &eng->stats, &eng->stats_shared);
 	uroce_mcast_close(eng);
@@ -475,7 +482,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	if (err)
 		goto fail;
 	uroce_pkt_trace_open(eng);
-	err = -uroce_gsi_attach(eng);
+	err = -uroce_up->gsi_attach(eng);
 	if (err)
 		goto fail;
 	uroce_poll_conf(eng);
@@ -581,7 +588,7 @@ static enum ibv_wc_opcode send_wc_opcode(enum ibv_wr_opcode op)
 
 static void push_cqe(struct uroce_qp *qp, struct uroce_cq *cq, struct ibv_wc *wc)
 {
-	if (uroce_cq_push(cq, wc) == -ENOSPC) {
+	if (uroce_up->cq_push(cq, wc, false) == -ENOSPC) {
 		/* CQ overrun: never a silent drop (IBTA 11.4.2.1: CQ error). */
 		fprintf(stderr, "uroce: CQ overrun on QP %u: the CQ is in error\n",
 			qp->vqp.qp.qp_num);
@@ -661,9 +668,9 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev)
 	if (was_err)
 		return;
 	if (ev >= 0)
-		uroce_qp_async_event(qp, ev);
+		uroce_up->qp_event(qp, ev);
 	if (qp->srq && qp->vqp.qp.qp_type != IBV_QPT_XRC_RECV)
-		uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+		uroce_up->qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /* IBTA 11.6.3.1: the affiliated asynchronous errors are for what no
@@ -686,7 +693,7 @@ void uroce_check_drained(struct uroce_qp *qp)
 	    (qe->sq_next == qp->sq.cons ||
 	     ((struct uroce_send_wqe *)ring_slot(&qp->sq, qp->sq.cons))->state == UROCE_WQE_POSTED)) {
 		qe->drained_sent = true;
-		uroce_qp_async_event(qp, IBV_EVENT_SQ_DRAINED);
+		uroce_up->qp_event(qp, IBV_EVENT_SQ_DRAINED);
 	}
 }
 
@@ -858,7 +865,7 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	case IBV_QPS_ERR:
 		flush_queues(qp);
 		if (qp->srq && old_state != IBV_QPS_ERR)
-			uroce_qp_async_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+			uroce_up->qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
 		break;
 	default:
 		break;

@@ -21,6 +21,7 @@
 #include "qp.h"
 #include "qpn.h"
 #include "transport.h"
+#include "upcalls.h"
 
 struct uroce_pcap;
 
@@ -243,9 +244,6 @@ void uroce_engine_wake(struct uroce_engine *eng);
  * WQE's CQE reports (EV -1). */
 void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev);
 void uroce_qp_to_error(struct uroce_qp *qp);
-/* An asynchronous event about QP (IBTA 11.6.3), counted so that the QP
- * outlives it until the application acknowledges it (qp.c). */
-void uroce_qp_async_event(struct uroce_qp *qp, enum ibv_event_type type);
 /* SQD: report SQ_DRAINED once nothing is outstanding. */
 void uroce_check_drained(struct uroce_qp *qp);
 /* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */
@@ -297,16 +295,6 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
 bool uroce_poll_check_due(struct uroce_engine *eng);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
 
-/* cm/gsi.c: QP1, the CM's MADs (the device's general services interface) */
-struct roce_pkt;
-int uroce_gsi_attach(struct uroce_engine *eng);
-void uroce_gsi_detach(struct uroce_engine *eng);
-/* A packet to QP 1 that passed the wire checks. */
-void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt);
-/* The forwarding port of the process of this device that MAD (LEN bytes,
- * to address DGID of this device) is for; ours if no other process owns it. */
-uint16_t uroce_gsi_local_port(struct uroce_engine *eng, const void *mad, size_t len,
-			      const uint8_t dgid[16]);
 
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);

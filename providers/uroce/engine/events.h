@@ -57,9 +57,6 @@ struct uroce_evobj {
  * ACKED1, or NULL) under MUTEX. */
 void uroce_evobj_init(struct uroce_evobj *o, void *mem, pthread_mutex_t *mutex,
 		      const uint32_t *acked0, const uint32_t *acked1);
-/* Queue asynchronous event TYPE about O, whose ibv object is at ELEMENT. */
-void uroce_evobj_async_event(struct uroce_context *ctx, struct uroce_evobj *o,
-			     enum ibv_event_type type, void *element);
 /* An event about O went out another way (a completion channel). */
 static inline void uroce_evobj_reported(struct uroce_evobj *o)
 {

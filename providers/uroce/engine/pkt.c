@@ -178,7 +178,7 @@ static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
 	if (!eng->xport->ops->send_local || (pkt->opcode & ROCE_TR_MASK) != ROCE_TR_UD)
 		return 0;
 	if (pkt->dqpn == CM_GSI_QPN)
-		return n == 1 ? uroce_gsi_local_port(eng, payload[0].iov_base, payload[0].iov_len,
+		return n == 1 ? uroce_up->gsi_local_port(eng, payload[0].iov_base, payload[0].iov_len,
 						     av->dgid.raw) : eng->xport->fwd_port;
 	if (!uroce_qpn_owner(eng->qpns, pkt->dqpn, 0, &port) || !port)
 		port = eng->xport->fwd_port;

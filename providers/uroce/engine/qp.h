@@ -252,12 +252,6 @@ int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 /* Give SRQ a number; take it back.  0 or an errno. */
 int uroce_srqn_alloc(struct uroce_srq *srq);
 void uroce_srqn_free(struct uroce_srq *srq);
-/* XRC receive QP: make the XRC SRQ named SRQN the target of the request
- * being handled (qp->srq, rcq, pd); the SRQ must be of the QP's XRC
- * domain.  Called with qp->lock held; the SRQ stays valid until
- * uroce_xrc_release.  False if no such SRQ is the QP's to use. */
-bool uroce_xrc_resolve(struct uroce_qp *qp, uint32_t srqn);
-void uroce_xrc_release(struct uroce_qp *qp);
 
 /* mcast.c */
 int uroce_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
@@ -300,18 +294,11 @@ void uroce_engine_qp_destroy(struct uroce_qp *qp);
 
 /* ---- completion queue (cq.c) ---------------------------------------------- */
 
-/* Append a completion; -ENOSPC on overrun (the CQ goes to error). */
-int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
-/* mw.c: binds and invalidations, executed in send-queue order by the
- * requester; a SEND with Invalidate's, by the responder (0 or -EINVAL). */
-enum ibv_wc_status uroce_mw_local_op(struct uroce_qp *qp, struct uroce_send_wqe *w);
-int uroce_mw_remote_invalidate(struct uroce_qp *qp, uint32_t rkey);
+/* mw.c */
 int uroce_wqe_set_bind(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_mw *mw,
 		       uint32_t rkey, const struct ibv_mw_bind_info *info);
 
 /* Drop the completions of QP number QPN still queued on CQ (NULL: none). */
 void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn);
-/* The same for a receive completion of a message with the SE bit. */
-int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited);
 
 #endif

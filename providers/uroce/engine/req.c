@@ -286,7 +286,7 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	case IBV_WR_LOCAL_INV: {
 		/* Local operations: no packet, executed in send-queue order
 		 * (IBTA 10.6.7), once; complete once all before them have. */
-		enum ibv_wc_status st = w->executed ? IBV_WC_SUCCESS : uroce_mw_local_op(qp, w);
+		enum ibv_wc_status st = w->executed ? IBV_WC_SUCCESS : uroce_up->mw_local_op(qp, w);
 
 		w->executed = true;
 		if (st != IBV_WC_SUCCESS) {

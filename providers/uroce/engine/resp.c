@@ -270,7 +270,7 @@ static bool take_rwqe(struct uroce_qp *qp)
 	 * WQEs falls below it. */
 	if (qp->srq && qp->srq->srq_limit && ring_used(r) < qp->srq->srq_limit) {
 		qp->srq->srq_limit = 0;
-		uroce_evobj_async_event(qp->ctx, &qp->srq->ev, IBV_EVENT_SRQ_LIMIT_REACHED,
+		uroce_up->obj_event(qp->ctx, &qp->srq->ev, IBV_EVENT_SRQ_LIMIT_REACHED,
 					&qp->srq->vsrq.srq);
 	}
 	if (qp->srq)
@@ -329,7 +329,7 @@ static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_w
 		}
 	}
 	qe->recv_wqe_valid = false;
-	uroce_cq_push_ex(qp->rcq, &wc, pkt->solicited && pkt->last);
+	uroce_up->cq_push(qp->rcq, &wc, pkt->solicited && pkt->last);
 }
 
 /* Responder errors of class "the QP goes to error" (IBTA 9.9.3.1.2). */
@@ -401,7 +401,7 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	/* SEND with Invalidate: the named window goes invalid once the
 	 * message is in; a key it may not invalidate makes the request
 	 * invalid (as rxe's responder treats it). */
-	if (pkt->last && pkt->has_inv && uroce_mw_remote_invalidate(qp, pkt->inv_rkey)) {
+	if (pkt->last && pkt->has_inv && uroce_up->mw_remote_invalidate(qp, pkt->inv_rkey)) {
 		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
@@ -728,7 +728,7 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 	 * connection. */
 	if (qp->state == IBV_QPS_RTR && !qe->comm_est_sent && type != IBV_QPT_UD) {
 		qe->comm_est_sent = true;
-		uroce_qp_async_event(qp, IBV_EVENT_COMM_EST);
+		uroce_up->qp_event(qp, IBV_EVENT_COMM_EST);
 	}
 	/* An XRC send QP has no responder. */
 	if (pkt->transport != uroce_pkt_transport(type) || type == IBV_QPT_XRC_SEND) {
@@ -850,16 +850,16 @@ static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
-	ok = uroce_xrc_resolve(qp, pkt->xrc_srqn);
+	ok = uroce_up->xrc_resolve(qp, pkt->xrc_srqn);
 	if (ok && !(expected && qe->recv_wqe_valid && qe->xrc_srqn != pkt->xrc_srqn)) {
 		resp_rx(qp, pkt, rx);
 		if (qe->recv_wqe_valid)
 			qe->xrc_srqn = pkt->xrc_srqn;
-		uroce_xrc_release(qp);
+		uroce_up->xrc_release(qp);
 		return;
 	}
 	if (ok)
-		uroce_xrc_release(qp);
+		uroce_up->xrc_release(qp);
 	if (!expected || qp->state < IBV_QPS_RTR || qp->state > IBV_QPS_SQE) {
 		uroce_count(eng_of(qp), UROCE_STAT_DROP_OTHER, 1);
 		return;

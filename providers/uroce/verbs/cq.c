@@ -9,6 +9,7 @@
 #include "qp.h"
 #include "uroce.h"
 #include "trace/trace.h"
+#include "verbs.h"
 
 /* A ring of SIZE entries: from the parent domain's allocator, if any. */
 static struct uroce_cqe *ring_alloc(struct uroce_cq *cq, uint32_t size, bool *custom)
@@ -148,11 +149,6 @@ int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e)
 	}
 	pthread_spin_unlock(&cq->lock);
 	return ret;
-}
-
-int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
-{
-	return uroce_cq_push_ex(cq, wc, false);
 }
 
 int uroce_cq_push_ex(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited)

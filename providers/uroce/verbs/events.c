@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "events.h"
 #include "uroce.h"
+#include "verbs.h"
 
 int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch)
 {

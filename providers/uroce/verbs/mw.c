@@ -29,6 +29,7 @@
 #include "engine.h"
 #include "qp.h"
 #include "uroce.h"
+#include "verbs.h"
 
 /* LOCAL_WRITE means nothing for a window, but programs pass it (rdma-core's
  * tests do) and hardware accepts it: allowed, ignored. */

@@ -19,6 +19,8 @@
 #include "qp.h"
 #include "events.h"
 #include "uroce.h"
+#include "gsi.h"
+#include "verbs.h"
 
 /* Our registry writes device/modalias = "uroce:NAME" (see tree.c). */
 static const struct verbs_match_ent uroce_match_table[] = {
@@ -231,8 +233,24 @@ static const struct verbs_device_ops uroce_dev_ops = {
  * CM is built only with its QP1 layer) */
 void uroce_ucma_register(void) __attribute__((weak));
 
+const struct uroce_upcalls uroce_verbs_upcalls = {
+	.cq_push = uroce_cq_push_ex,
+	.qp_event = uroce_qp_async_event,
+	.obj_event = uroce_evobj_async_event,
+	.mw_local_op = uroce_mw_local_op,
+	.mw_remote_invalidate = uroce_mw_remote_invalidate,
+	.xrc_resolve = uroce_xrc_resolve,
+	.xrc_release = uroce_xrc_release,
+	.gsi_attach = uroce_gsi_attach,
+	.gsi_detach = uroce_gsi_detach,
+	.gsi_rx = uroce_gsi_rx,
+	.gsi_local_port = uroce_gsi_local_port,
+};
+
 __attribute__((constructor)) static void uroce_register(void)
 {
+	/* Before any device can open: the engine calls up through it. */
+	uroce_engine_set_upcalls(&uroce_verbs_upcalls);
 	if (!uroce_abi_guard_ok())
 		return;
 	pabi_register_driver(&uroce_dev_ops);

@@ -11,6 +11,7 @@
 #include "events.h"
 #include "qp.h"
 #include "trace/trace.h"
+#include "verbs.h"
 
 /*
  * ---- the state machine (IBTA 10.3.1 and 11.2.4.2) ------------------------

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "qp.h"
+#include "verbs.h"
 
 /* One XRC domain; each ibv_open_xrcd of it gives a handle. */
 struct uroce_xrcd_dom {
