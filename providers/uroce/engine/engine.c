@@ -82,6 +82,19 @@ void uroce_engine_set_upcalls(const struct uroce_upcalls *up)
 
 /* ---- dispatch ----------------------------------------------------------- */
 
+struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn)
+{
+	struct uroce_qp *qp = NULL;
+
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	if (qpn < UROCE_MAX_QP)
+		qp = eng->qps[qpn];
+	if (qp)
+		pthread_mutex_lock(&qp->lock);
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return qp;
+}
+
 static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 {
 	uint16_t port = 0;
@@ -144,12 +157,7 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		uroce_mcast_rx(eng, rx, &pkt);
 		return;
 	}
-	pthread_rwlock_rdlock(&eng->qps_lock);
-	if (qpn < UROCE_MAX_QP)
-		qp = eng->qps[qpn];
-	if (qp)
-		pthread_mutex_lock(&qp->lock);
-	pthread_rwlock_unlock(&eng->qps_lock);
+	qp = uroce_engine_qp_locked(eng, qpn);
 	if (!qp) {
 		forward(eng, qpn, rx);
 		return;

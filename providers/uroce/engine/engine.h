@@ -264,6 +264,8 @@ int uroce_mcast_attach(struct uroce_engine *eng, const union ibv_gid *gid, int f
 		       uint32_t qpn);
 int uroce_mcast_detach(struct uroce_engine *eng, const union ibv_gid *gid, uint32_t qpn);
 
+/* Local QP number QPN, its lock held, or NULL (none). */
+struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn);
 /* engine.c: a packet arrived */
 void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
 /* Busy polling: an application thread in poll_cq drains the sockets itself

@@ -154,14 +154,8 @@ void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct 
 	if (!n)
 		uroce_count(eng, UROCE_STAT_DROP_NO_QP, 1);
 	for (int i = 0; i < n; i++) {
-		struct uroce_qp *qp = NULL;
+		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
 
-		pthread_rwlock_rdlock(&eng->qps_lock);
-		if (qpns[i] < UROCE_MAX_QP)
-			qp = eng->qps[qpns[i]];
-		if (qp)
-			pthread_mutex_lock(&qp->lock);
-		pthread_rwlock_unlock(&eng->qps_lock);
 		if (!qp)
 			continue;
 		uroce_resp_rx(qp, pkt, rx);

@@ -119,20 +119,6 @@ void uroce_resp_acks_begin(struct uroce_engine *eng)
 	acks.n = 0;
 }
 
-/* QP number Q of ENG, locked, or NULL. */
-static struct uroce_qp *qp_locked(struct uroce_engine *eng, uint32_t q)
-{
-	struct uroce_qp *qp = NULL;
-
-	pthread_rwlock_rdlock(&eng->qps_lock);
-	if (q < UROCE_MAX_QP)
-		qp = eng->qps[q];
-	if (qp)
-		pthread_mutex_lock(&qp->lock);
-	pthread_rwlock_unlock(&eng->qps_lock);
-	return qp;
-}
-
 /* Keep QPN's due ACK for later (uroce_resp_flush_held); false: no room. */
 static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
 {
@@ -172,7 +158,7 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
 			held = true;
 			continue;
 		}
-		qp = qp_locked(eng, acks.qpn[i]);
+		qp = uroce_engine_qp_locked(eng, acks.qpn[i]);
 		if (!qp)
 			continue;
 		uroce_resp_flush_ack(qp);
@@ -201,7 +187,7 @@ void uroce_resp_flush_held(struct uroce_engine *eng)
 	pthread_mutex_unlock(&eng->held_lock);
 	uroce_tx_begin(eng);
 	for (unsigned int i = 0; i < n; i++) {
-		struct uroce_qp *qp = qp_locked(eng, qpns[i]);
+		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
 
 		if (!qp)
 			continue;
