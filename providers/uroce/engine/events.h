@@ -22,18 +22,6 @@ enum uroce_cq_arm {
 	UROCE_CQ_ARM_SOLICITED,  /* the next solicited or error completion */
 };
 
-/* Attach a completion channel made by liburoce-preload.so; 0 or errno. */
-int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch);
-void uroce_cq_channel_detach(struct uroce_cq *cq);
-/* A completion went into CQ (cq->lock held): fire the channel if armed for it. */
-void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error);
-
-int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-void uroce_cq_event(struct ibv_cq *cq);
-
-/* Queue an asynchronous event; ELEMENT is the QP/CQ/SRQ pointer or port. */
-void uroce_async_event(struct uroce_context *ctx, enum ibv_event_type type, uint64_t element);
-
 /*
  * A verbs object that events name: a QP, SRQ or CQ.  An event written to
  * async_fd (or, for a CQ, to its completion channel) carries the object's
@@ -53,24 +41,10 @@ struct uroce_evobj {
 	struct uroce_evobj *next;     /* on the context's list once destroyed */
 };
 
-/* O belongs to MEM; libibverbs counts acknowledgements into ACKED0 (and
- * ACKED1, or NULL) under MUTEX. */
-void uroce_evobj_init(struct uroce_evobj *o, void *mem, pthread_mutex_t *mutex,
-		      const uint32_t *acked0, const uint32_t *acked1);
 /* An event about O went out another way (a completion channel). */
 static inline void uroce_evobj_reported(struct uroce_evobj *o)
 {
 	atomic_fetch_add(&o->reported, 1);
 }
-/* O's object is destroyed: free its memory now if every event about it
- * has been acknowledged, else with CTX (uroce_evobj_zombies_free). */
-void uroce_evobj_release(struct uroce_context *ctx, struct uroce_evobj *o);
-void uroce_evobj_zombies_free(struct uroce_context *ctx);
-void uroce_async_event_done(struct ibv_context *context, struct ibv_async_event *event);
-
-/* The per-context watcher of the netdev (port state, addresses) and of
- * the device's registry record (deleted: DEVICE_FATAL). */
-int uroce_monitor_start(struct uroce_context *ctx);
-void uroce_monitor_stop(struct uroce_context *ctx);
 
 #endif

@@ -219,62 +219,6 @@ static inline struct uroce_qp *qp_ex_to_uqp(struct ibv_qp_ex *qpx)
 	return (struct uroce_qp *)qpx; /* qp_ex shares the start of verbs_qp */
 }
 
-/* ---- verbs entry points (qp.c, srq.c, ah.c, post.c, wr.c) ---------------- */
-
-struct ibv_qp *uroce_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-struct ibv_qp *uroce_create_qp_ex(struct ibv_context *context,
-				  struct ibv_qp_init_attr_ex *attr);
-int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-		   struct ibv_qp_init_attr *init_attr);
-int uroce_destroy_qp(struct ibv_qp *qp);
-int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr);
-int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr);
-void uroce_qp_init_wr_ops(struct uroce_qp *qp);
-
-struct ibv_srq *uroce_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
-int uroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
-int uroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
-int uroce_destroy_srq(struct ibv_srq *srq);
-int uroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad_wr);
-
-/* xrc.c: XRC domains, XRC SRQs and their numbers */
-struct ibv_xrcd *uroce_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
-int uroce_close_xrcd(struct ibv_xrcd *xrcd);
-struct uroce_xrcd_dom *uroce_xrcd_dom(struct ibv_xrcd *xrcd);
-void uroce_xrcd_hold(struct uroce_xrcd_dom *d, int n);
-struct ibv_srq *uroce_create_srq_ex(struct ibv_context *context,
-				    struct ibv_srq_init_attr_ex *attr);
-int uroce_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
-/* Give SRQ a number; take it back.  0 or an errno. */
-int uroce_srqn_alloc(struct uroce_srq *srq);
-void uroce_srqn_free(struct uroce_srq *srq);
-
-/* mcast.c */
-int uroce_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
-int uroce_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
-
-struct ibv_ah *uroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
-int uroce_destroy_ah(struct ibv_ah *ah);
-/* Fill AV from an ibv_ah_attr (RoCE: GRH required); 0 or an errno. */
-int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
-		       struct uroce_av *av);
-
-/* post.c helpers shared by post_send and the ibv_wr_* API (wr.c) */
-int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op);
-int uroce_sq_state_ok(const struct uroce_qp *qp);
-struct uroce_send_wqe *uroce_wqe_new(struct uroce_qp *qp, uint64_t wr_id,
-				     enum ibv_wr_opcode op, unsigned int flags);
-int uroce_wqe_set_sges(struct uroce_qp *qp, struct uroce_send_wqe *w,
-		       const struct ibv_sge *sg, int num);
-int uroce_wqe_set_ud(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_ah *ah,
-		     uint32_t remote_qpn, uint32_t remote_qkey);
-int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w);
-int uroce_fill_recv(struct uroce_ring *r, uint32_t max_sge, const struct ibv_recv_wr *wr);
-
 /* ---- engine hooks the verbs layer calls (engine.c) ------------------------ */
 
 /* Give QP a device-unique QPN (shared with other processes); 0 or errno. */
@@ -291,14 +235,5 @@ void uroce_engine_sq_posted(struct uroce_qp *qp);
 void uroce_engine_rq_posted(struct uroce_qp *qp);
 /* QP goes away: no packet or timer refers to it after this returns. */
 void uroce_engine_qp_destroy(struct uroce_qp *qp);
-
-/* ---- completion queue (cq.c) ---------------------------------------------- */
-
-/* mw.c */
-int uroce_wqe_set_bind(struct uroce_qp *qp, struct uroce_send_wqe *w, struct ibv_mw *mw,
-		       uint32_t rkey, const struct ibv_mw_bind_info *info);
-
-/* Drop the completions of QP number QPN still queued on CQ (NULL: none). */
-void uroce_cq_clean(struct uroce_cq *cq, uint32_t qpn);
 
 #endif

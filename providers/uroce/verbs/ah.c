@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include "qp.h"
+#include "verbs.h"
 
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
 		       struct uroce_av *av)

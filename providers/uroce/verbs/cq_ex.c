@@ -21,6 +21,7 @@
 
 #include "events.h"
 #include "uroce.h"
+#include "verbs.h"
 
 #define UROCE_WC_FLAGS_TS                                                      \
 	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                                 \

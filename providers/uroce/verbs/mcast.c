@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "verbs.h"
 
 /* The address family of a multicast GID, or 0 if GID is not one (the
  * kernel's rdma_is_multicast_addr). */

@@ -21,6 +21,7 @@
 
 #include "events.h"
 #include "uroce.h"
+#include "verbs.h"
 
 struct uroce_monitor {
 	struct uroce_context *ctx;

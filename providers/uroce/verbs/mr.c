@@ -19,6 +19,7 @@
 
 #include "mem.h"
 #include "uroce.h"
+#include "verbs.h"
 
 #define SUPPORTED_ACCESS                                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "uroce.h"
+#include "verbs.h"
 
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *context)
 {

@@ -9,6 +9,7 @@
 #include "engine.h"
 #include "qp.h"
 #include "trace/trace.h"
+#include "verbs.h"
 
 /* Which operations each transport has (IBTA 9.1, table 34... "valid
  * operations per service type"). */

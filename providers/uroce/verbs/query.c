@@ -8,6 +8,7 @@
 #include "provider_version.h"
 #include "qpn.h"
 #include "uroce.h"
+#include "verbs.h"
 
 /*
  * Capability flags list only what works end to end: RNR NAKs are

@@ -8,6 +8,7 @@
 #include "events.h"
 #include "qp.h"
 #include "trace/trace.h"
+#include "verbs.h"
 
 static struct uroce_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_attr *a)
 {

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "qp.h"
 #include "trace/trace.h"
+#include "verbs.h"
 
 static void set_error(struct uroce_qp *qp, int err)
 {
