@@ -8,20 +8,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <infiniband/verbs.h>
-
 #include <time.h>
+#include <infiniband/verbs.h>
 
 #include "events.h"
 #include "qp.h"
 #include "upcalls.h"
 #include "uroce.h"
-
-struct uroce_context;
-struct uroce_cq;
-struct uroce_evobj;
-struct uroce_qp;
-struct uroce_send_wqe;
 
 /* cq.c: append a completion; -ENOSPC on overrun (the CQ goes to error).
  * SOLICITED: a receive completion of a message with the SE bit. */
