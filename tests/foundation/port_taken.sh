@@ -1,37 +1,36 @@
 #!/bin/bash
-# A connected QP's UDP source port (0xC000 plus the low 14 bits of its
-# QPN) held by another program on the device's address: the QP sends from
-# a port of its own instead and the connection works (transport/udp/udp.c,
+# A QP's UDP source port (0xC000 plus the low 14 bits of its QPN) held by
+# another program on the device's address: the QP sends from a port of its
+# own instead and the connection works (transport/udp/udp.c,
 # udp_claim_port; docs/stats.md, sport_taken).  Before, every send of such
-# a QP failed with EADDRINUSE and the connection ran out of retries.
+# a QP failed with EADDRINUSE: RC ran out of retries, UD lost every packet.
 #
-# Another program here: a Python process that holds every port of
-# 0xC000-0xFFFF on 127.0.0.1 it can bind, without SO_REUSEPORT.  Then an
-# RC pingpong with data checks, the counter on both ends, and a capture
-# (tshark as the judge) showing that no packet left from a held port.
+# Two namespaces joined by a veth, a device in each.  Another program in
+# the first: a Python process that holds every port of 0xC000-0xFFFF it
+# can bind on that side's address, without SO_REUSEPORT.  Then an RC and a
+# UD pingpong with data checks across the veth, the counter of that side,
+# and a capture of that side's interface (tshark as the judge) showing
+# that none of its packets left from a held port.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 . "$(dirname "$0")/../lib/wait.sh"
 need_root
 command -v tshark >/dev/null || skip "needs tshark"
-isolate_netns "$@"
 use_private_registry
-add_dev lo0 lo
-GID=$(gid_of "" lo0 127.0.0.1)
-[ -n "$GID" ] || fail "no GID for 127.0.0.1 on lo0"
+veth_pair_with_devices 27
 
 tmp=$(mktemp -d /tmp/uroce-port-taken.XXXXXX)
 on_exit "rm -rf '$tmp'"
 
 # The holder: one socket per port (16384 descriptors), until killed.
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-/usr/bin/python3 - >"$tmp/holder" 2>&1 <<'EOF' &
+ip netns exec $VETH_A /usr/bin/python3 - "$ADDR_A" >"$tmp/holder" 2>&1 <<'EOF' &
 import socket, sys, time
 held = []
 for port in range(0xC000, 0x10000):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        s.bind(("127.0.0.1", port))
+        s.bind((sys.argv[1], port))
         held.append(s)
     except OSError:
         s.close()
@@ -44,22 +43,27 @@ wait_until 60 grep -q '^ready' "$tmp/holder" || { cat "$tmp/holder"; fail "the h
 held=$(awk '/^ready/ { print $2 }' "$tmp/holder")
 [ "$held" -ge 16000 ] || fail "the holder holds only $held ports"
 
-# The wire, as tshark sees it.
-tshark -i lo -f "udp dst port 4791" -w "$tmp/cap.pcapng" >"$tmp/tshark.log" 2>&1 &
+# The wire, as tshark sees it on the held side.
+ip netns exec $VETH_A tshark -i pa${VETH_A#uroceP27a} -f "udp dst port 4791 and src host $ADDR_A" \
+	-w "$tmp/cap.pcapng" >"$tmp/tshark.log" 2>&1 &
 cap=$!
 stop_at_exit $cap
 capture_live "$tmp/tshark.log" || { cat "$tmp/tshark.log"; fail "tshark did not start"; }
 
-PAIR_TIMEOUT=60 pair rc "" lo0 $GID "" lo0 $GID 127.0.0.1 -- ibv_rc_pingpong -n 200 -c
+PAIR_TIMEOUT=60 pair rc $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A -- ibv_rc_pingpong -n 200 -c
+PAIR_TIMEOUT=60 pair ud $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A -- ibv_ud_pingpong -n 200 -c
 kill -INT $cap
 wait $cap 2>/dev/null
 
-taken=$(timeout 10 "$UROCE" stat lo0 | awk '$1 == "sport_taken" { print $2 }')
-[ "${taken:-0}" -ge 2 ] || { timeout 10 "$UROCE" stat lo0; fail "sport_taken ${taken:-0}, want 2 (one per QP)"; }
+taken=$(ip netns exec $VETH_A timeout 10 "$UROCE" stat $DEV_A | awk '$1 == "sport_taken" { print $2 }')
+[ "${taken:-0}" -ge 2 ] || {
+	ip netns exec $VETH_A timeout 10 "$UROCE" stat $DEV_A
+	fail "sport_taken ${taken:-0}, want 2 (the RC and the UD QP of the held side)"
+}
 ports=$(tshark -r "$tmp/cap.pcapng" -T fields -e udp.srcport 2>/dev/null | sort -un)
 [ -n "$ports" ] || fail "nothing captured"
 for p in $ports; do
-	[ "$p" -lt $((0xC000)) ] || fail "a packet left from port $p, held by the holder"
+	[ "$p" -lt $((0xC000)) ] || fail "a packet left $ADDR_A from port $p, held by the holder"
 done
 kill -0 $holder 2>/dev/null || fail "the holder died"
 pass "$held ports held: the QPs sent from $(echo $ports | tr '\n' ' ')(sport_taken $taken)"

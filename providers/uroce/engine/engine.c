@@ -789,6 +789,39 @@ void uroce_engine_qp_leaving(struct uroce_qp *qp)
 		uroce_resp_ack_before_requests(qp);
 }
 
+/*
+ * A UD QP sends from whichever of the device's addresses an AH names, so
+ * its one source port must be ready on all of them (transport.h,
+ * claim_port): WANT; where another program holds WANT, the port the
+ * transport gives in its place, which is then claimed on the other
+ * addresses too.  An address that cannot take it (a tentative IPv6 one,
+ * or a second program in the way) is left to the first send, as before.
+ */
+static uint16_t claim_ud_port(struct uroce_engine *eng, uint16_t want)
+{
+	static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
+	struct uroce_xport *x = eng->xport;
+	struct uroce_netdev nd;
+	int moved_at = -1;
+
+	if (!x->ops->claim_port || uroce_netdev_query(eng->netdev, &nd))
+		return want;
+	for (int i = 0; i < nd.n_addrs; i++) {
+		int family = memcmp(nd.addrs[i], v4_prefix, 12) ? AF_INET6 : AF_INET;
+		int port;
+
+		if (i == moved_at)
+			continue;
+		port = x->ops->claim_port(x, family, nd.addrs[i], want);
+		if (port > 0 && port != want && moved_at < 0) {
+			want = (uint16_t)port;
+			moved_at = i;
+			i = -1;     /* the new port on the other addresses */
+		}
+	}
+	return want;
+}
+
 void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 			      int attr_mask)
 {
@@ -813,7 +846,7 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	case IBV_QPS_RTR:
 		if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
 			/* RoCEv2 source port: entropy from the QPN (A17.3.1). */
-			qp->udp_sport = uroce_xport_sport(qp->vqp.qp.qp_num);
+			qp->udp_sport = claim_ud_port(qe->eng, uroce_xport_sport(qp->vqp.qp.qp_num));
 		} else if (old_state != IBV_QPS_RTR || (attr_mask & (IBV_QP_DEST_QPN | IBV_QP_AV))) {
 			/* Connected QPs: the QP's port, and a receive socket
 			 * connected to the port the peer (if it is uroce) sends

@@ -134,9 +134,9 @@ struct uroce_xport_ops {
 	int (*steer)(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
 		     const uint8_t *peer, uint16_t peer_port);
 	void (*unsteer)(struct uroce_xport *x, uint32_t qpn);
-	/* A connected QP will send from (FAMILY, LOCAL, WANT): get ready for
-	 * it.  Returns the port it must send from instead when WANT is held
-	 * by another program (the ICRC covers the port), else WANT; -errno.
+	/* A QP will send from (FAMILY, LOCAL, WANT): get ready for it.
+	 * Returns the port it must send from instead when WANT is held by
+	 * another program (the ICRC covers the port), else WANT; -errno.
 	 * Absent: any port can be sent from. */
 	int (*claim_port)(struct uroce_xport *x, int family, const uint8_t *local, uint16_t want);
 	/* PKT is for a process of this device: pass it to the one whose

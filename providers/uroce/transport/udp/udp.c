@@ -422,7 +422,7 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 }
 
 /*
- * The source port a connected QP sends from: WANT (uroce_xport_sport), made
+ * The source port a QP sends from on IP: WANT (uroce_xport_sport), made
  * ready now, unless another program holds WANT on IP (a resolver's
  * ephemeral port: the kernel's range overlaps 0xC000-0xFFFF).  Then a port of this
  * process alone, below 0xC000 where no QP's predicted port lies, bound
