@@ -799,7 +799,6 @@ void uroce_engine_qp_leaving(struct uroce_qp *qp)
  */
 static uint16_t claim_ud_port(struct uroce_engine *eng, uint16_t want)
 {
-	static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
 	struct uroce_xport *x = eng->xport;
 	struct uroce_netdev nd;
 	int moved_at = -1;
@@ -807,12 +806,11 @@ static uint16_t claim_ud_port(struct uroce_engine *eng, uint16_t want)
 	if (!x->ops->claim_port || uroce_netdev_query(eng->netdev, &nd))
 		return want;
 	for (int i = 0; i < nd.n_addrs; i++) {
-		int family = memcmp(nd.addrs[i], v4_prefix, 12) ? AF_INET6 : AF_INET;
 		int port;
 
 		if (i == moved_at)
 			continue;
-		port = x->ops->claim_port(x, family, nd.addrs[i], want);
+		port = x->ops->claim_port(x, uroce_xport_gid_family(nd.addrs[i]), nd.addrs[i], want);
 		if (port > 0 && port != want && moved_at < 0) {
 			want = (uint16_t)port;
 			moved_at = i;

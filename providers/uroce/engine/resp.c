@@ -123,17 +123,17 @@ void uroce_resp_acks_begin(struct uroce_engine *eng)
 static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
 {
 	unsigned int n;
+	bool room;
 
 	pthread_mutex_lock(&eng->held_lock);
 	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
-	if (n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]))
+	room = n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]);
+	if (room) {
 		eng->held_qpn[n] = qpn;
-	else
-		n = UINT32_MAX;
-	if (n != UINT32_MAX)
 		atomic_store(&eng->n_held, n + 1);
+	}
 	pthread_mutex_unlock(&eng->held_lock);
-	return n != UINT32_MAX;
+	return room;
 }
 
 /*

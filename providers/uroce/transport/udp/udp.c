@@ -49,13 +49,6 @@ static void big_buffers(int fd)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 }
 
-static int gid_family(const uint8_t *gid)
-{
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return memcmp(gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
-}
-
 /*
  * Out of file descriptors: every RC/UC QP holds two sockets (its source
  * port's and its connected receive socket), so ib_write_bw -q 512 needs
@@ -312,7 +305,7 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		goto fail;
 	u->ifindex = nd.ifindex;
 	for (int i = 0; i < nd.n_addrs && u->n_rx < UROCE_GID_TBL_LEN; i++) {
-		int family = gid_family(nd.addrs[i]);
+		int family = uroce_xport_gid_family(nd.addrs[i]);
 		int fd = bound_socket(family, nd.addrs[i], UROCE_XPORT_ROCE_PORT, nd.ifindex, u->gro);
 
 		if (fd == -EADDRINUSE) {
