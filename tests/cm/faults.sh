@@ -43,7 +43,9 @@ for w in ${CM_WHERE:-lo veth}; do
 	rm -f /tmp/i11cm-dup.$$
 	[ $rc -ne 0 ] || fail "$w: second listener exited 0"
 	pass "$w: a second listener on port $port: EADDRINUSE"
-	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $port -C 1 >/dev/null 2>&1 || fail "$w: the first listener no longer serves"
+	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $port -C 1 >/tmp/i11cm-first.$$ 2>&1 ||
+		{ cat /tmp/i11cm-first.$$; rm -f /tmp/i11cm-first.$$; fail "$w: the first listener no longer serves"; }
+	rm -f /tmp/i11cm-first.$$
 	wait $first || fail "$w: first server exited non-zero"
 
 	# Several listeners at once, each on its own port, each with a client.

@@ -50,7 +50,24 @@ cm_run() {
 		fi
 	done
 	rm -rf "$dir"
+	[ $rc -ne 255 ] || [ "$1" != rping ] || ! rping_teardown_race /proc/$BASHPID/fd/1 || rc=0
 	return $rc
+}
+
+# rdma-core 44's rping (Debian 12's) can exit 255 after a complete run:
+# its cm_thread calls rdma_get_cm_event once more after main() destroyed
+# the event channel, and gets EBADF.  That race is rping's own (the
+# kernel's CM shows it too) and was fixed upstream in commit f3ae6534a,
+# "rping: terminate CM event thread before exiting".  rping_teardown_race
+# OUTPUT is true when OUTPUT (a regular file, or a link to one) ends with
+# exactly that line and every other line is one a good run prints (ping
+# data, the DISCONNECT note, our CM's debug lines); it notes so in OUTPUT.
+rping_teardown_race() {
+	local out
+	out=$(readlink -f "$1") && [ -f "$out" ] || return 1
+	[ "$(tail -n 1 "$out")" = "rdma_get_cm_event: Bad file descriptor" ] || return 1
+	! head -n -1 "$out" | grep -Evq '^(uroce cm|(server )?ping data: |.* DISCONNECT EVENT\.\.\.$)' || return 1
+	echo "test: rping exit 255 after its run: rdma-core 44's teardown race (upstream f3ae6534a); counted as 0" >>"$out"
 }
 
 CM_SRV_PID= CM_SRV_LOG=

@@ -18,6 +18,7 @@
 # usage: qp1.sh CM_VECTORS
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
+. "$(dirname "$0")/lib.sh"
 need_root
 VEC=$1
 use_private_registry
@@ -163,9 +164,15 @@ for _ in $(seq 600); do
 	kill -0 $spid 2>/dev/null || break
 	sleep 0.05
 done
+rc=0
 UROCE_PCAP=$trdir/cli.pcap ip netns exec $NS timeout 60 "$UROCE" run \
-	rping -c -a 127.0.0.1 -p $PORT -C 3 -V || { cat "$srvlog"; fail "rping -c failed"; }
-wait $spid || { cat "$srvlog"; fail "rping -s failed"; }
+	rping -c -a 127.0.0.1 -p $PORT -C 3 -V >"$trdir/cli.log" 2>&1 || rc=$?
+[ $rc -ne 255 ] || ! rping_teardown_race "$trdir/cli.log" || rc=0
+[ $rc -eq 0 ] || { cat "$srvlog" "$trdir/cli.log"; fail "rping -c failed"; }
+rc=0
+wait $spid || rc=$?
+[ $rc -ne 255 ] || ! rping_teardown_race "$srvlog" || rc=0
+[ $rc -eq 0 ] || { cat "$srvlog"; fail "rping -s failed"; }
 seen=
 for side in srv cli; do
 	out=$("$VEC" trace "$trdir/$side.pcap") || { echo "$out"; fail "$side trace: CM MADs do not rebuild"; }
