@@ -32,9 +32,38 @@
 #include "bytes.h"
 #include "wire.h"
 
+#if defined(__x86_64__)
+/* ISA-L 2.30's AVX-512 CRC (crc32_gzip_refl_by16_10, Debian 12's) returns
+ * with the upper halves of the vector registers in use: no vzeroupper.
+ * Every SSE instruction after it (the packet builder's copies, glibc's)
+ * then ran in the CPU's mixed state, measured as the first such
+ * instruction after each CRC taking ~9 % of an ib_write_bw 1 MiB run
+ * (docs/performance.md).  vzeroupper is an AVX instruction: only where
+ * the CPU has AVX, the only place that CRC is chosen. */
+static bool cpu_has_avx;
+
+__attribute__((constructor)) static void icrc_cpu_init(void)
+{
+	cpu_has_avx = __builtin_cpu_supports("avx");
+}
+
+static inline void vector_state_clean(void)
+{
+	if (cpu_has_avx)
+		__asm__ volatile("vzeroupper" ::: "memory");
+}
+#else
+static inline void vector_state_clean(void)
+{
+}
+#endif
+
 static uint32_t crc(uint32_t c, const void *p, uint64_t n)
 {
-	return crc32_gzip_refl(c, (const unsigned char *)p, n);
+	uint32_t r = crc32_gzip_refl(c, (const unsigned char *)p, n);
+
+	vector_state_clean();
+	return r;
 }
 
 /* The CRC of the 8 bytes of 0xff that stand in for the LRH: every ICRC
