@@ -40,7 +40,6 @@ static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 static uroce_gsi_rx_fn handler;
 static void *handler_arg;
 
-static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
 
 /* ---- lifetime (the engine's) ----------------------------------------------- */
 
@@ -164,8 +163,8 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	memcpy(av.sgid.raw, local_gid, 16);
 	memcpy(av.dgid.raw, remote_gid, 16);
 	av.hop_limit = 64;
-	av.family = memcmp(local_gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
-	if ((av.family == AF_INET) != !memcmp(remote_gid, v4_prefix, 12))
+	av.family = roce_gid_family(local_gid);
+	if (av.family != roce_gid_family(remote_gid))
 		return -EAFNOSUPPORT;
 	p.psn = atomic_fetch_add(&gsi->psn, 1) & ROCE_PSN_MASK;
 	ret = uroce_pkt_send(eng, &av, CM_GSI_UDP_SPORT, &p, &iov, 1);

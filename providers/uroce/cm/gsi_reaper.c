@@ -51,7 +51,6 @@ static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn_rec *recs;       /* shared with the reaper */
 static pid_t reaper_for;            /* the process the reaper watches */
 
-static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
 
 /* ---- the reaper (after fork: async-signal-safe calls only) -------------------- */
 
@@ -198,7 +197,7 @@ static int build_dreq(struct conn_rec *r, const struct uroce_gsi_conn_info *c)
 	mad = r->pkt + h;
 	if (cm_mad_build(&m, mad) != CM_MAD_OK)
 		return -EINVAL;
-	r->family = memcmp(c->local_gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
+	r->family = roce_gid_family(c->local_gid);
 	r->sport = CM_GSI_UDP_SPORT;
 	memcpy(r->src, c->local_gid, 16);
 	memcpy(r->dst, c->remote_gid, 16);

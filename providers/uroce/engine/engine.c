@@ -810,7 +810,7 @@ static uint16_t claim_ud_port(struct uroce_engine *eng, uint16_t want)
 
 		if (i == moved_at)
 			continue;
-		port = x->ops->claim_port(x, uroce_xport_gid_family(nd.addrs[i]), nd.addrs[i], want);
+		port = x->ops->claim_port(x, roce_gid_family(nd.addrs[i]), nd.addrs[i], want);
 		if (port > 0 && port != want && moved_at < 0) {
 			want = (uint16_t)port;
 			moved_at = i;

@@ -21,12 +21,6 @@ const struct uroce_xport_ops *uroce_xport_lookup(const char *name)
 	return NULL;
 }
 
-int uroce_xport_gid_family(const uint8_t *gid)
-{
-	static const uint8_t v4_prefix[12] = { [10] = 0xff, 0xff };
-
-	return memcmp(gid, v4_prefix, 12) ? AF_INET6 : AF_INET;
-}
 
 socklen_t uroce_xport_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 			     int ifindex, struct sockaddr_storage *ss)

@@ -161,8 +161,6 @@ static inline bool uroce_xport_tx_left(const struct uroce_xport *x)
 	return x->ops->tx_flush && __atomic_load_n(&x->tx_left, __ATOMIC_ACQUIRE);
 }
 
-/* AF_INET for an IPv4-mapped GID (::ffff:a.b.c.d), else AF_INET6. */
-int uroce_xport_gid_family(const uint8_t *gid);
 /* IP16 (IPv4-mapped or IPv6) and PORT as a socket address of FAMILY in
  * *SS; the scope of a link-local IPv6 address is IFINDEX.  Its length.
  * Pure (async-signal-safe): the CM's reaper uses it after fork. */

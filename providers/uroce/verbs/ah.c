@@ -11,11 +11,11 @@
 
 #include "qp.h"
 #include "verbs.h"
+#include "wire.h"
 
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
 		       struct uroce_av *av)
 {
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	const struct ibv_global_route *grh = &attr->grh;
 	static const union ibv_gid zero;
 
@@ -36,18 +36,15 @@ int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr
 	av->traffic_class = grh->traffic_class;
 	av->flow_label = grh->flow_label;
 	av->sl = attr->sl;
-	if (!memcmp(av->dgid.raw, v4_prefix, 12)) {
-		/* Source and destination must be of one family. */
-		if (memcmp(av->sgid.raw, v4_prefix, 12))
-			return EINVAL;
-		av->family = AF_INET;
+	/* Source and destination must be of one family. */
+	av->family = roce_gid_family(av->dgid.raw);
+	if (roce_gid_family(av->sgid.raw) != av->family)
+		return EINVAL;
+	if (av->family == AF_INET) {
 		av->dst.in4.sin_family = AF_INET;
 		av->dst.in4.sin_port = htons(4791);
 		memcpy(&av->dst.in4.sin_addr, av->dgid.raw + 12, 4);
 	} else {
-		if (!memcmp(av->sgid.raw, v4_prefix, 12))
-			return EINVAL;
-		av->family = AF_INET6;
 		av->dst.in6.sin6_family = AF_INET6;
 		av->dst.in6.sin6_port = htons(4791);
 		memcpy(&av->dst.in6.sin6_addr, av->dgid.raw, 16);

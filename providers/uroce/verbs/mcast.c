@@ -10,14 +10,13 @@
 
 #include "engine.h"
 #include "verbs.h"
+#include "wire.h"
 
 /* The address family of a multicast GID, or 0 if GID is not one (the
  * kernel's rdma_is_multicast_addr). */
 static int mgid_family(const union ibv_gid *gid)
 {
-	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (!memcmp(gid->raw, v4_prefix, 12))
+	if (roce_gid_family(gid->raw) == AF_INET)
 		return (gid->raw[12] & 0xf0) == 0xe0 ? AF_INET : 0;
 	return gid->raw[0] == 0xff ? AF_INET6 : 0;
 }

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <uroce/roce_hdr.h>
@@ -112,6 +114,16 @@ struct roce_pkt {
 	uint32_t paylen;
 	uint32_t icrc;
 };
+
+/* The IP family a RoCEv2 GID stands for (IBTA A17.4.4): an IPv4-mapped
+ * GID (::ffff:a.b.c.d) is the IPv4 address a.b.c.d, any other an IPv6
+ * address. */
+static inline int roce_gid_family(const uint8_t *gid)
+{
+	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(gid, v4_mapped, 12) ? AF_INET6 : AF_INET;
+}
 
 /* The Ethernet/IP/UDP fields around a RoCEv2 packet. */
 struct roce_net {

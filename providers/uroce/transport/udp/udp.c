@@ -32,6 +32,7 @@
 #include <uroce/stats.h>
 
 #include "udp.h"
+#include "wire.h"
 
 #define SOCK_BUF (32 << 20)
 
@@ -305,7 +306,7 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		goto fail;
 	u->ifindex = nd.ifindex;
 	for (int i = 0; i < nd.n_addrs && u->n_rx < UROCE_GID_TBL_LEN; i++) {
-		int family = uroce_xport_gid_family(nd.addrs[i]);
+		int family = roce_gid_family(nd.addrs[i]);
 		int fd = bound_socket(family, nd.addrs[i], UROCE_XPORT_ROCE_PORT, nd.ifindex, u->gro);
 
 		if (fd == -EADDRINUSE) {
