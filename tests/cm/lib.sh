@@ -15,6 +15,11 @@
 # wait for that line, never for a fixed time.
 
 CM_TIMEOUT=${CM_TIMEOUT:-60}
+# Every file the helpers below make lives here, removed by the test's own
+# exit trap: they also run in subshells (a pair run again, a server in the
+# background, one killed with SIGKILL), whose on_exit would be lost.
+CM_TMP=$(mktemp -d /tmp/i11cm.XXXXXX)
+on_exit "rm -rf '$CM_TMP'"
 
 cm_setup() {
 	local id=$(uniq_id)
@@ -38,7 +43,7 @@ cm_setup() {
 cm_run() {
 	local ns=$1 rc=0 dir core
 	shift
-	dir=$(mktemp -d /tmp/i11cm-core.XXXXXX)
+	dir=$(mktemp -d "$CM_TMP/core.XXXXXX")
 	(cd "$dir" && ulimit -c unlimited 2>/dev/null
 	 ip netns exec "$ns" timeout "$CM_TIMEOUT" "$UROCE" run "$@") || rc=$?
 	for core in "$dir"/core*; do
@@ -74,8 +79,7 @@ CM_SRV_PID= CM_SRV_LOG=
 cm_server() {
 	local ns=$1 ready=$2 waited=0
 	shift 2
-	CM_SRV_LOG=$(mktemp /tmp/i11cm-srv.XXXXXX)
-	on_exit "rm -f '$CM_SRV_LOG'"
+	CM_SRV_LOG=$(mktemp "$CM_TMP/srv.XXXXXX")
 	UROCE_CM_DEBUG=1 cm_run "$ns" "$@" >"$CM_SRV_LOG" 2>&1 &
 	CM_SRV_PID=$!
 	on_exit "kill $CM_SRV_PID"
@@ -114,8 +118,7 @@ cm_pair() {
 	shift
 	cli=("$@")
 	cm_server "$sns" "${CM_READY:-uroce cm: listening}" "${srv[@]}"
-	CM_CLI_LOG=$(mktemp /tmp/i11cm-cli.XXXXXX)
-	on_exit "rm -f '$CM_CLI_LOG'"
+	CM_CLI_LOG=$(mktemp "$CM_TMP/cli.XXXXXX")
 	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
 	if [ $rc -ne 0 ] && [ -n "${CM_AGAIN_RE:-}" ] && grep -Eq "$CM_AGAIN_RE" "$CM_CLI_LOG"; then
 		# A known failure of the client program itself: its server
