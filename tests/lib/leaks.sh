@@ -7,7 +7,10 @@
 # ledger (common.sh: make_ns, use_private_registry) that still exists; a
 # registry, uverbs node or /dev/shm file of a dead network namespace
 # (`uroce link prune -n`) that appeared during the run; a /dev/infiniband
-# node that appeared during the run and that no registry names.
+# node that appeared during the run and that no registry names; a file or
+# directory of the tests' own names in /tmp (/tmp/uroce-*, /tmp/i11cm*;
+# not /tmp/uroce-UID, the runtime directory `uroce run` keeps for a user
+# without XDG_RUNTIME_DIR, nor bench/run.sh's) that appeared during the run.
 # The machine may be shared: things other people make while the suite runs
 # are not in the ledger, and are alive, so they are not counted.
 set -euo pipefail
@@ -21,6 +24,24 @@ inventory() {
 	ls -d /run/uroce/ns-* 2>/dev/null | sed 's/^/registry /' || true
 	ls -d /dev/shm/uroce-* 2>/dev/null | sed 's/^/shm /' || true
 	ls -d /dev/infiniband/uverbs* 2>/dev/null | sed 's/^/node /' || true
+	ls -d /tmp/uroce-* /tmp/i11cm* 2>/dev/null | grep -Ev '^/tmp/uroce-([0-9]+|bench\..*)$' |
+		sed 's/^/tmp /' || true
+}
+
+# Another test suite running now (a `meson test` that is not this
+# script's ancestor) makes files of the same names: then /tmp is not judged.
+other_suite() {
+	local p=$$ mine=" " stat
+	while [ "$p" -gt 1 ] && stat=$(cat "/proc/$p/stat" 2>/dev/null); do
+		mine+="$p "
+		stat=${stat##*) }
+		set -- $stat
+		p=$2
+	done
+	for p in $(pgrep -f 'meson.* test' || true); do
+		[ "${mine#* $p }" = "$mine" ] && return 0
+	done
+	return 1
 }
 
 case $mode in
@@ -67,6 +88,15 @@ for node in /dev/infiniband/uverbs*; do
 	grep -qxF "node $node" "$snap" && continue
 	wait_until 5 named_or_gone "$node" || leaks+=("node $node that no registry names")
 done
+
+# 4. Files in /tmp.
+if other_suite; then
+	echo "note: another test suite runs on this machine: /tmp not checked"
+else
+	while read -r kind path; do
+		grep -qxF "$kind $path" "$snap" || leaks+=("$path")
+	done < <(inventory | grep '^tmp ')
+fi
 
 if [ ${#leaks[@]} -gt 0 ]; then
 	printf 'FAIL: left behind: %s\n' "${leaks[@]}"
