@@ -297,6 +297,12 @@ ucx_all() {
 }
 
 echo "bench: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r), results in $out"
+# How an idle CPU waits decides what waking a thread on it costs: in a VM
+# whose idle CPUs halt at once (cpuidle haltpoll, guest_halt_poll_ns 0) a
+# wake-up across CPUs took ~25 us more here (docs/performance.md).
+idle_drv=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+halt_poll=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo -)
+echo "bench: cpuidle driver $idle_drv, guest_halt_poll_ns $halt_poll"
 for w in ${BENCH_WHERE:-lo veth xdp}; do
 	place $w
 	echo "== $w"
