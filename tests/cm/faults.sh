@@ -28,24 +28,21 @@ for w in ${CM_WHERE:-lo veth}; do
 
 	# No listener: REJECTED, exit status non-zero, quickly.
 	t0=$(now) rc=0
-	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $base -C 1 >/tmp/i11cm-nl.$$ 2>&1 || rc=$?
+	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $base -C 1 >"$CM_TMP/nl" 2>&1 || rc=$?
 	dt=$(elapsed $t0)
-	grep -q REJECTED /tmp/i11cm-nl.$$ || { cat /tmp/i11cm-nl.$$; fail "$w: no REJECTED from a port nobody listens on"; }
-	rm -f /tmp/i11cm-nl.$$
+	grep -q REJECTED "$CM_TMP/nl" || { cat "$CM_TMP/nl"; fail "$w: no REJECTED from a port nobody listens on"; }
 	[ $rc -ne 0 ] || fail "$w: rping -c to a port nobody listens on exited 0"
 	less_than $dt 5 || fail "$w: rejection took ${dt}s"
 	pass "$w: no listener: REJECTED, exit $rc after ${dt}s"
 
 	# Two listeners on one port.
 	rc=0
-	cm_run $SRV_NS rping -s -a $SRV_ADDR -p $port -C 1 >/tmp/i11cm-dup.$$ 2>&1 || rc=$?
-	grep -qi 'address already in use' /tmp/i11cm-dup.$$ || { cat /tmp/i11cm-dup.$$; fail "$w: second listener not refused with EADDRINUSE"; }
-	rm -f /tmp/i11cm-dup.$$
+	cm_run $SRV_NS rping -s -a $SRV_ADDR -p $port -C 1 >"$CM_TMP/dup" 2>&1 || rc=$?
+	grep -qi 'address already in use' "$CM_TMP/dup" || { cat "$CM_TMP/dup"; fail "$w: second listener not refused with EADDRINUSE"; }
 	[ $rc -ne 0 ] || fail "$w: second listener exited 0"
 	pass "$w: a second listener on port $port: EADDRINUSE"
-	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $port -C 1 >/tmp/i11cm-first.$$ 2>&1 ||
-		{ cat /tmp/i11cm-first.$$; rm -f /tmp/i11cm-first.$$; fail "$w: the first listener no longer serves"; }
-	rm -f /tmp/i11cm-first.$$
+	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $port -C 1 >"$CM_TMP/first" 2>&1 ||
+		{ cat "$CM_TMP/first"; fail "$w: the first listener no longer serves"; }
 	wait $first || fail "$w: first server exited non-zero"
 
 	# Several listeners at once, each on its own port, each with a client.

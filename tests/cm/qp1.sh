@@ -156,7 +156,7 @@ trdir=$(mktemp -d /tmp/i11cm-trace.XXXXXX)
 on_exit "rm -rf '$trdir'"
 PORT=$((42000 + RANDOM % 1000))
 srvlog=$trdir/srv.log
-UROCE_PCAP=$trdir/srv.pcap UROCE_CM_DEBUG=1 ip netns exec $NS timeout 60 "$UROCE" run \
+UROCE_PCAP=$trdir/srv.pcap UROCE_CM_DEBUG=1 cm_run $NS \
 	rping -s -a 127.0.0.1 -p $PORT -C 3 -V >"$srvlog" 2>&1 &
 spid=$!
 for _ in $(seq 600); do
@@ -164,15 +164,9 @@ for _ in $(seq 600); do
 	kill -0 $spid 2>/dev/null || break
 	sleep 0.05
 done
-rc=0
-UROCE_PCAP=$trdir/cli.pcap ip netns exec $NS timeout 60 "$UROCE" run \
-	rping -c -a 127.0.0.1 -p $PORT -C 3 -V >"$trdir/cli.log" 2>&1 || rc=$?
-[ $rc -ne 255 ] || ! rping_teardown_race "$trdir/cli.log" || rc=0
-[ $rc -eq 0 ] || { cat "$srvlog" "$trdir/cli.log"; fail "rping -c failed"; }
-rc=0
-wait $spid || rc=$?
-[ $rc -ne 255 ] || ! rping_teardown_race "$srvlog" || rc=0
-[ $rc -eq 0 ] || { cat "$srvlog"; fail "rping -s failed"; }
+UROCE_PCAP=$trdir/cli.pcap cm_run $NS rping -c -a 127.0.0.1 -p $PORT -C 3 -V >"$trdir/cli.log" 2>&1 ||
+	{ cat "$srvlog" "$trdir/cli.log"; fail "rping -c failed"; }
+wait $spid || { cat "$srvlog"; fail "rping -s failed"; }
 seen=
 for side in srv cli; do
 	out=$("$VEC" trace "$trdir/$side.pcap") || { echo "$out"; fail "$side trace: CM MADs do not rebuild"; }

@@ -24,9 +24,14 @@ inventory() {
 	ls -d /run/uroce/ns-* 2>/dev/null | sed 's/^/registry /' || true
 	ls -d /dev/shm/uroce-* 2>/dev/null | sed 's/^/shm /' || true
 	ls -d /dev/infiniband/uverbs* 2>/dev/null | sed 's/^/node /' || true
+	tmp_inventory
+}
+tmp_inventory() {
 	ls -d /tmp/uroce-* /tmp/i11cm* 2>/dev/null | grep -Ev '^/tmp/uroce-([0-9]+|bench\..*)$' |
 		sed 's/^/tmp /' || true
 }
+# Was KIND PATH there before the run?
+in_snapshot() { grep -qxF "$1 $2" "$snap"; }
 
 # Another test suite running now (a `meson test` that is not this
 # script's ancestor) makes files of the same names: then /tmp is not judged.
@@ -68,7 +73,7 @@ done < <(sort -u "$ledger" 2>/dev/null || true)
 dead=$(UROCE_RUNDIR= "$UROCE" link prune -n) || { echo "FAIL: uroce link prune -n"; exit 1; }
 while read -r kind path; do
 	[ -n "$kind" ] || continue
-	grep -qxF "$kind $path" "$snap" || leaks+=("$kind $path of a dead network namespace")
+	in_snapshot "$kind" "$path" || leaks+=("$kind $path of a dead network namespace")
 done <<<"$dead"
 
 # 3. New nodes no registry names (a registry removed without `link del`);
@@ -85,7 +90,7 @@ named() {
 named_or_gone() { [ ! -e "$1" ] || named "$1"; }
 for node in /dev/infiniband/uverbs*; do
 	[ -e "$node" ] || continue
-	grep -qxF "node $node" "$snap" && continue
+	in_snapshot node "$node" && continue
 	wait_until 5 named_or_gone "$node" || leaks+=("node $node that no registry names")
 done
 
@@ -94,8 +99,8 @@ if other_suite; then
 	echo "note: another test suite runs on this machine: /tmp not checked"
 else
 	while read -r kind path; do
-		grep -qxF "$kind $path" "$snap" || leaks+=("$path")
-	done < <(inventory | grep '^tmp ')
+		in_snapshot "$kind" "$path" || leaks+=("$path")
+	done < <(tmp_inventory)
 fi
 
 if [ ${#leaks[@]} -gt 0 ]; then

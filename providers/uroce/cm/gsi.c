@@ -40,7 +40,6 @@ static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 static uroce_gsi_rx_fn handler;
 static void *handler_arg;
 
-
 /* ---- lifetime (the engine's) ----------------------------------------------- */
 
 int uroce_gsi_attach(struct uroce_engine *eng)

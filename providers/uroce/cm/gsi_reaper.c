@@ -51,7 +51,6 @@ static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct conn_rec *recs;       /* shared with the reaper */
 static pid_t reaper_for;            /* the process the reaper watches */
 
-
 /* ---- the reaper (after fork: async-signal-safe calls only) -------------------- */
 
 static void send_rec(const struct conn_rec *r)

@@ -21,7 +21,6 @@ const struct uroce_xport_ops *uroce_xport_lookup(const char *name)
 	return NULL;
 }
 
-
 socklen_t uroce_xport_sockaddr(int family, const uint8_t *ip16, uint16_t port,
 			     int ifindex, struct sockaddr_storage *ss)
 {
