@@ -16,13 +16,15 @@ wait_for() {
 	return 1
 }
 
-# redirected NS IFACE: frames the program on IFACE sent to AF_XDP sockets
-# (its redirect counter; maps are found through the interface's program,
-# as their names are the same for every interface).  Every caller has the
-# program held by a user, so a read that finds no program or no counter
-# is tried again (one in a loaded full run once read 0 while the counter
-# stood at 57 968); after 2 s it says what it saw and gives 0.
-redirected() { # NS IFACE
+# xdp_stat NS IFACE KEY: counter KEY (enum uroce_xdp_stat in
+# providers/uroce/transport/xdp/xdp_maps.h: 0 redirected to an AF_XDP
+# socket, 4 passed as longer than the owner's socket takes) of the program
+# on IFACE, summed over the CPUs.  Maps are found through the interface's
+# program, as their names are the same for every interface.  Every caller
+# has the program held by a user, so a read that finds no program or no
+# counter is tried again (one in a loaded full run once read 0 while the
+# counter stood at 57 968); after 2 s it says what it saw and gives 0.
+xdp_stat() { # NS IFACE KEY
 	local prog map n links tries
 	for ((tries = 0; tries < 20; tries++)); do
 		links=$(ip -n "$1" link show "$2" 2>&1)
@@ -33,13 +35,18 @@ redirected() { # NS IFACE
 			# Not `| grep -q`: under pipefail, grep leaving early can
 			# fail the pipeline through bpftool's SIGPIPE.
 			[[ $(bpftool map show id "$map" 2>/dev/null) == *"name uroce_xdp_stats"* ]] || continue
-			n=$(bpftool -j map dump id "$map" 2>/dev/null | grep -o '"key":0,"values":\[[^]]*\]' |
+			n=$(bpftool -j map dump id "$map" 2>/dev/null | grep -o "\"key\":$3,\"values\":\\[[^]]*\\]" |
 				grep -o '"value":[0-9]*' | awk -F: '{s += $2; k++} END {if (k) print s}')
 			break
 		done
 		[ -n "$n" ] && { echo "$n"; return; }
 		sleep 0.1
 	done
-	echo "redirected $1 $2: no counter found in 2 s; the link: $links" >&2
+	echo "xdp_stat $1 $2 $3: no counter found in 2 s; the link: $links" >&2
 	echo 0
 }
+
+# redirected NS IFACE: frames the program on IFACE sent to AF_XDP sockets.
+redirected() { xdp_stat "$1" "$2" 0; }
+# passed_big NS IFACE: frames it passed to the kernel as too long for them.
+passed_big() { xdp_stat "$1" "$2" 4; }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The xdp transport through its ops (tests/xdp/xdp_probe) across a veth
-# between two namespaces: RoCEv2 frames xdp -> xdp (IPv4, IPv6) with every
-# byte and ICRC checked, xdp <-> kernel UDP both ways (wire compatibility),
+# between two namespaces: RoCEv2 frames xdp -> xdp (IPv4, IPv6; one UMEM
+# frame and multi-buffer) with every byte and ICRC checked, xdp <-> kernel
+# UDP both ways (wire compatibility),
 # ping and TCP over the same veth while the program and sockets are there,
 # SIGKILL of a user mid-transfer, and no program left after `uroce link del`.
 . "$(dirname "$0")/../lib/common.sh"
@@ -17,6 +18,10 @@ A=xdpA$id B=xdpB$id IA=vxa$id IB=vxb$id
 make_ns $A
 make_ns $B
 make_veth $A $IA 10.231.7.1/24 $B $IB 10.231.7.2/24
+# A jumbo MTU: a 4 KiB packet is longer than one UMEM frame and travels as
+# a multi-buffer frame (two descriptors each way).
+ip -n $A link set $IA mtu 9000
+ip -n $B link set $IB mtu 9000
 ip -n $A addr add fd00:231::1/64 dev $IA nodad
 ip -n $B addr add fd00:231::2/64 dev $IB nodad
 # Devices on both ends: their `link del` at exit removes what a crashed
@@ -38,20 +43,26 @@ bg() {
 
 # Transfers are datagrams with no flow control: each fits the receiver's
 # RX ring and fill ring (2048 frames) so that none is lost however late the
-# receiver is scheduled.
-N=1500
+# receiver is scheduled.  A 4 KiB packet takes two frames.
+N=1500 NBIG=750
 
 # 1. xdp -> xdp, IPv4 and IPv6: every byte and ICRC (with the real IPv4 ID).
+#    The receiver has no udp transport beneath: what it gets came through
+#    its AF_XDP socket, 4 KiB packets as multi-buffer frames (Linux 6.6).
 for fam in 4 6; do
 	if [ $fam = 4 ]; then src=10.231.7.1 dst=10.231.7.2; else src=fd00:231::1 dst=fd00:231::2; fi
-	bg recv$fam $B "$PROBE" recv $IB $QPN $N 30
-	wait_for "$T/recv$fam" ready 10 || fail "receiver not ready: $(cat "$T/recv$fam")"
-	ip -n $B link show $IB | grep -q 'prog/xdp id' || fail "no native XDP program on $IB"
-	ip netns exec $A timeout 30 "$PROBE" send $IA $src $dst $QPN $N 1024 >"$T/send$fam" 2>&1 ||
-		fail "IPv$fam send: $(cat "$T/send$fam")"
-	wait "$(eval echo \$pid_recv$fam)" || fail "IPv$fam receive: $(cat "$T/recv$fam")"
-	grep -q "received $N bad 0" "$T/recv$fam" || fail "IPv$fam: $(cat "$T/recv$fam")"
-	pass "IPv$fam xdp -> xdp: $N x 1024 B, every byte and ICRC right ($(tail -1 "$T/recv$fam"))"
+	for size in 1024 4096; do
+		n=$N name=recv${fam}_$size
+		[ $size -le 1024 ] || n=$NBIG
+		bg $name $B "$PROBE" recv $IB $QPN $n 30
+		wait_for "$T/$name" ready 10 || fail "receiver not ready: $(cat "$T/$name")"
+		ip -n $B link show $IB | grep -q 'prog/xdp id' || fail "no native XDP program on $IB"
+		ip netns exec $A timeout 30 "$PROBE" send $IA $src $dst $QPN $n $size >"$T/send$fam" 2>&1 ||
+			fail "IPv$fam send: $(cat "$T/send$fam")"
+		wait "$(eval echo \$pid_$name)" || fail "IPv$fam receive: $(cat "$T/$name")"
+		grep -q "received $n bad 0" "$T/$name" || fail "IPv$fam $size B: $(cat "$T/$name")"
+		pass "IPv$fam xdp -> xdp: $n x $size B, every byte and ICRC right ($(tail -1 "$T/$name"))"
+	done
 done
 # The last user left: no program on either side.
 prog_on $A $IA && fail "a program stayed on $IA after its last user left"
@@ -89,12 +100,17 @@ fi
 # With no program on $IB the frames reach its capture point: tshark decodes
 # them with no warning, and tests/wire/icrc_check.py (zlib, not uroce's
 # code) checks every ICRC over the real IPv4 header.
-bg urecv $B "$PROBE" udprecv 10.231.7.2 $N 30
+# Half of them one UMEM frame, half multi-buffer (4093 B: padded too,
+# two TX descriptors).
+ALL=$((N + NBIG))
+bg urecv $B "$PROBE" udprecv 10.231.7.2 $ALL 30
 wait_for "$T/urecv" ready 10 || fail "UDP receiver not ready"
-bg cap $B tshark -i $IB -F pcap -w "$T/xdp.pcap" -c $N -f "udp dst port 4791"
+bg cap $B tshark -i $IB -F pcap -w "$T/xdp.pcap" -c $ALL -f "udp dst port 4791"
 capture_live "$T/cap" 10 || fail "tshark did not start: $(cat "$T/cap")"
-ip netns exec $A timeout 30 "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN $N 700 >/dev/null ||
-	fail "xdp send to a UDP socket"
+for sz in "$N 700" "$NBIG 4093"; do
+	ip netns exec $A timeout 30 "$PROBE" send $IA 10.231.7.1 10.231.7.2 $QPN $sz >/dev/null ||
+		fail "xdp send to a UDP socket ($sz)"
+done
 wait $pid_urecv || fail "kernel UDP receive of xdp frames: $(cat "$T/urecv")"
 pass "xdp -> kernel UDP socket: $(cat "$T/urecv" | tail -1), ICRC checked"
 # The capture may drop frames on a loaded machine: it stops with -c or here.
@@ -105,15 +121,18 @@ ts() { tshark --disable-heuristic rpcrdma_infiniband -r "$T/xdp.pcap" "$@" 2>/de
 got=$(ts | wc -l)
 [ "$got" -gt 0 ] || fail "nothing captured: $(cat "$T/cap")"
 [ "$(ts -Y infiniband | wc -l)" -eq "$got" ] || fail "tshark decodes $(ts -Y infiniband | wc -l) of $got as RoCEv2"
+[ "$(ts -Y 'frame.len > 4096' | wc -l)" -gt 0 ] || fail "no multi-buffer frame among the $got captured"
 ts -Y '_ws.malformed || _ws.expert.severity >= 6291456' >"$T/warn" || fail "tshark could not filter the capture"
 [ ! -s "$T/warn" ] || fail "tshark warns: $(head -3 "$T/warn")"
 /usr/bin/python3 "$(dirname "$0")/../wire/icrc_check.py" "$T/xdp.pcap" >"$T/icrc" 2>&1 ||
 	fail "ICRC of captured xdp frames: $(cat "$T/icrc")"
-pass "captured xdp frames: tshark decodes all $got with no warning; $(cat "$T/icrc")"
-bg xrecv $A "$PROBE" recv $IA $QPN $N 30
+pass "captured xdp frames ($(ts -Y 'frame.len > 4096' | wc -l) multi-buffer): tshark decodes all $got with no warning; $(cat "$T/icrc")"
+bg xrecv $A "$PROBE" recv $IA $QPN $ALL 30
 wait_for "$T/xrecv" ready 10 || fail "xdp receiver not ready"
-ip netns exec $B timeout 30 "$PROBE" udpsend 10.231.7.2 10.231.7.1 $QPN $N 700 >/dev/null ||
-	fail "UDP send"
+for sz in "$N 700" "$NBIG 4093"; do
+	ip netns exec $B timeout 30 "$PROBE" udpsend 10.231.7.2 10.231.7.1 $QPN $sz >/dev/null ||
+		fail "UDP send ($sz)"
+done
 wait $pid_xrecv || fail "xdp receive of kernel UDP datagrams: $(cat "$T/xrecv")"
 pass "kernel UDP socket -> xdp: $(tail -1 "$T/xrecv")"
 

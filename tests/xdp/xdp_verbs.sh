@@ -137,19 +137,48 @@ for s in "$A $IA" "$B $IB"; do
 	pass "$2: $n frames reached the AF_XDP sockets"
 done
 
-# A 9000-byte MTU: veth has no native XDP there (generic mode), and 4 KiB
-# packets are longer than one UMEM frame: they take the kernel both ways.
-J=xdpjA$id K=xdpjB$id
+# A 9000-byte MTU and IB MTU 4096: a packet (4096 bytes of payload and its
+# headers) is longer than one UMEM frame.  Where the kernel has
+# multi-buffer AF_XDP (6.6) and XDP programs (5.18), veth runs the program
+# natively and the frames travel through the AF_XDP sockets in two
+# buffers; with UROCE_XDP_SG=0 (or an older kernel) the program passes
+# them to the kernel and the udp transport.
+J=xdpjA$id K=xdpjB$id IJ=vja$id IK=vjb$id
 make_ns $J
 make_ns $K
-make_veth $J vja$id 10.232.8.1/24 $K vjb$id 10.232.8.2/24
-ip -n $J link set vja$id mtu 9000
-ip -n $K link set vjb$id mtu 9000
-add_dev ja vja$id $J transport xdp
-add_dev jb vjb$id $K transport xdp
+make_veth $J $IJ 10.232.8.1/24 $K $IK 10.232.8.2/24
+ip -n $J link set $IJ mtu 9000
+ip -n $K link set $IK mtu 9000
+add_dev ja $IJ $J transport xdp
+add_dev jb $IK $K transport xdp
+add_dev uj $IK $K
 ip netns exec $K "$UROCE" run ibv_devinfo -d jb | grep -Eq 'active_mtu:\s+4096' || fail "jb: active_mtu is not 4096"
-pair jumbo $K jb $(gid_of $K jb 10.232.8.2) $J ja $(gid_of $J ja 10.232.8.1) 10.232.8.2 -- \
-	ibv_rc_pingpong -c -n 200 -s 65536
+JGA=$(gid_of $J ja 10.232.8.1) JGB=$(gid_of $K jb 10.232.8.2) UJG=$(gid_of $K uj 10.232.8.2)
+for s in "$J $IJ" "$K $IK"; do
+	set -- $s
+	ip netns exec $1 timeout 550 "$PROBE" attach $2 >"$T/attach.$2" 2>&1 &
+	stop_at_exit $!
+	wait_for "$T/attach.$2" ready 10 || fail "attach $2: $(cat "$T/attach.$2")"
+done
+ip -n $K link show $IK | grep -q ' xdp ' || fail "$IK: no native XDP at MTU 9000: $(ip -n $K link show $IK)"
+MSGS=200 PKTS=$((200 * 65536 / 4096))
+# jumbo NAME SERVER-DEV SERVER-GID: 200 x 64 KiB RC messages at IB MTU 4096
+# from ja to the server, --chk; sets D_REDIR / D_BIG: how each counter of
+# the program on $IK moved.
+jumbo() {
+	local r0=$(redirected $K $IK) b0=$(passed_big $K $IK)
+	pair "$1" $K $2 $3 $J ja $JGA 10.232.8.2 -- ibv_rc_pingpong -m 4096 -c -n $MSGS -s 65536
+	D_REDIR=$(($(redirected $K $IK) - r0)) D_BIG=$(($(passed_big $K $IK) - b0))
+}
+jumbo jumbo-multibuffer jb $JGB
+[ $D_REDIR -ge $PKTS ] && [ $D_BIG -eq 0 ] ||
+	fail "4 KiB packets did not come through the AF_XDP socket: $D_REDIR redirected, $D_BIG passed as too long (want >= $PKTS and 0)"
+pass "IB MTU 4096 over xdp: $D_REDIR frames through the AF_XDP socket ($PKTS data packets in two buffers each), none passed as too long"
+UROCE_XDP_SG=0 jumbo jumbo-one-frame jb $JGB
+[ $D_BIG -ge $PKTS ] || fail "UROCE_XDP_SG=0: $D_BIG frames passed to the kernel as too long (want >= $PKTS)"
+pass "UROCE_XDP_SG=0: the $D_BIG 4 KiB frames took the kernel and the udp transport"
+jumbo jumbo-xdp-udp uj $UJG
+pass "IB MTU 4096, xdp client to a udp server: wire-compatible"
 
 for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
 	set -- $d

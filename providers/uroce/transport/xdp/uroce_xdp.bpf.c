@@ -9,9 +9,14 @@
  * process has entered in uroce_qpns goes to the AF_XDP socket of the
  * receive queue it arrived on.  Everything else goes on to the kernel
  * (XDP_PASS): ARP, ICMP, TCP, other UDP, and RoCEv2 frames for QP1, for
- * QPs no AF_XDP socket owns and too long for one UMEM frame, which the kernel hands to the udp transport's
- * sockets, whose rules (forwarding by the QPN table, the GSI member table
- * for QP1) then apply unchanged.
+ * QPs no AF_XDP socket owns, and longer than the owner's socket takes,
+ * which the kernel hands to the udp transport's sockets, whose rules
+ * (forwarding by the QPN table, the GSI member table for QP1) then apply
+ * unchanged.
+ *
+ * It is a multi-buffer ("frags") program where the kernel has them: on a
+ * veth or NIC whose MTU is larger than a page, a frame may come in
+ * several buffers (data..data_end is the first, which holds the headers).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -32,7 +37,8 @@ struct {
 	__type(value, __u32);
 } uroce_xsks SEC(".maps");
 
-/* BTH destination QPN -> 1: a process's AF_XDP socket takes its frames. */
+/* BTH destination QPN -> the longest frame the AF_XDP socket of the
+ * process that owns it takes (xdp_maps.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UROCE_XDP_MAX_QPNS);
@@ -81,14 +87,14 @@ static __always_inline long roce_dqpn(struct udphdr *udp, void *end)
 	return (long)bth[5] << 16 | (long)bth[6] << 8 | bth[7];
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int uroce_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct uroce_xdp_addr dst = {};
 	struct udphdr *udp;
-	__u32 qpn, *owned;
+	__u32 qpn, *longest;
 	long q;
 
 	if ((void *)(eth + 1) > end)
@@ -120,12 +126,12 @@ int uroce_xdp(struct xdp_md *ctx)
 	qpn = (__u32)q;
 	if (qpn == 1)        /* QP1: the CM's MADs, through the kernel (cm/gsi.c) */
 		return count(UROCE_XDP_PASS_QP1, XDP_PASS);
-	owned = bpf_map_lookup_elem(&uroce_qpns, &qpn);
-	if (!owned)
+	longest = bpf_map_lookup_elem(&uroce_qpns, &qpn);
+	if (!longest)
 		return count(UROCE_XDP_PASS_UNOWNED, XDP_PASS);
 	if (!bpf_map_lookup_elem(&uroce_addrs, &dst))
 		return count(UROCE_XDP_PASS_NOT_OURS, XDP_PASS);
-	if (end - data > UROCE_XDP_MAX_FRAME)
+	if (bpf_xdp_get_buff_len(ctx) > *longest)   /* all its buffers */
 		return count(UROCE_XDP_PASS_BIG, XDP_PASS);
 	/* No socket on this queue (its owner left or crashed): the kernel. */
 	return count(UROCE_XDP_REDIRECTED,

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "../transport.h"
 
@@ -26,14 +27,16 @@ static inline uint32_t uroce_frame_hlen(int family)
 
 /*
  * Write the Ethernet, IP and UDP headers of a PAYLOAD_LEN-byte RoCEv2 packet
- * on PATH into FRAME (uroce_frame_hlen bytes); the payload follows them.
- * IPv4: DF set and ID 0, the values the engine's ICRC covers
- * (transport.h), header checksum; UDP checksum 0 (allowed for IPv4, A17.3.3).
- * IPv6: UDP checksum computed over the payload (the kernel of a udp peer
- * drops a zero one), so the payload must already be in place.
+ * on PATH into the first of the NFRAMES pieces of a frame (uroce_frame_hlen
+ * bytes); the payload follows them, through the pieces (a multi-buffer
+ * frame's buffers).  IPv4: DF set and ID 0, the values the engine's ICRC
+ * covers (transport.h), header checksum; UDP checksum 0 (allowed for IPv4,
+ * A17.3.3).  IPv6: UDP checksum computed over the payload (the kernel of a
+ * udp peer drops a zero one), so the payload must already be in place.
  */
-void uroce_frame_build(uint8_t *frame, const uint8_t src_mac[6], const uint8_t dst_mac[6],
-		       const struct uroce_path *path, uint32_t payload_len);
+void uroce_frame_build(const struct iovec *frame, unsigned int nframes, const uint8_t src_mac[6],
+		       const uint8_t dst_mac[6], const struct uroce_path *path,
+		       uint32_t payload_len);
 
 /*
  * Parse a received frame: a RoCEv2 packet to UDP port 4791 over IPv4 (no

@@ -165,7 +165,19 @@ static int open_maps(int prog_fd, struct uroce_xdp_prog *p)
 	return 0;
 }
 
-static struct xdp_program *open_embedded(void)
+/* A program of open_embedded: libxdp leaves the object it was made from
+ * (the caller's) open. */
+static void close_embedded(struct xdp_program *prog)
+{
+	struct bpf_object *obj = xdp_program__bpf_obj(prog);
+
+	xdp_program__close(prog);
+	bpf_object__close(obj);
+}
+
+/* The embedded program, as a multi-buffer one (FRAGS: section xdp.frags,
+ * Linux 5.18) or, for a kernel that refuses those, a plain one. */
+static struct xdp_program *open_embedded(bool frags)
 {
 	DECLARE_LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "uroce_xdp");
 	struct bpf_object *obj = bpf_object__open_mem(uroce_xdp_obj, sizeof(uroce_xdp_obj), &oo);
@@ -173,8 +185,16 @@ static struct xdp_program *open_embedded(void)
 
 	if (!obj || libbpf_get_error(obj))
 		return NULL;
-	prog = xdp_program__from_bpf_obj(obj, "xdp");
-	return prog && !libxdp_get_error(prog) ? prog : NULL;
+	prog = xdp_program__from_bpf_obj(obj, "xdp.frags");
+	if (!prog || libxdp_get_error(prog)) {
+		bpf_object__close(obj);
+		return NULL;
+	}
+	if (!frags && xdp_program__set_xdp_frags_support(prog, false)) {
+		close_embedded(prog);
+		return NULL;
+	}
+	return prog;
 }
 
 /* A bpffs where libxdp can keep its dispatcher's state. */
@@ -269,6 +289,41 @@ static int attach_error(int ret, const char *ifname, char *err, size_t len)
 		   strerror(-ret));
 }
 
+/*
+ * Open the embedded program (FRAGS or not) and attach it to P's interface:
+ * behind libxdp's dispatcher where a bpffs is mounted, so that other
+ * programs can join it, else alone through a link.  Native mode first,
+ * then generic.  0 with *PROG, *MODE, *PROG_FD (and P's link_fd), or
+ * -errno (-ENOEXEC: the object did not open).
+ */
+static int attach_new(struct uroce_xdp_prog *p, bool frags, struct xdp_program **prog,
+		      enum xdp_attach_mode *mode, int *prog_fd)
+{
+	int ret;
+
+	*prog = open_embedded(frags);
+	if (!*prog)
+		return -ENOEXEC;
+	if (have_bpffs()) {
+		*mode = XDP_MODE_NATIVE;
+		ret = xdp_program__attach(*prog, p->ifindex, *mode, 0);
+		if (ret && ret != -EPERM) {
+			*mode = XDP_MODE_SKB;
+			ret = xdp_program__attach(*prog, p->ifindex, *mode, 0);
+		}
+		*prog_fd = xdp_program__fd(*prog);
+	} else {
+		/* libxdp would attach it alone anyway: through a link. */
+		ret = p->link_fd = attach_link(*prog, p->ifindex, mode, prog_fd);
+	}
+	if (ret < 0) {
+		close_embedded(*prog);
+		*prog = NULL;
+		return ret;
+	}
+	return 0;
+}
+
 int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_prog *p,
 		       char *err, size_t errlen)
 {
@@ -276,6 +331,7 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 	struct xdp_program *prog;
 	char path[128];
 	int ret, prog_fd = -1;
+	bool embedded;
 
 	memset(p, 0, sizeof(*p));
 	p->xsks_fd = p->qpns_fd = p->addrs_fd = p->stats_fd = p->lock_fd = p->link_fd = -1;
@@ -291,37 +347,31 @@ int uroce_xdp_prog_get(const char *nsid, const char *ifname, struct uroce_xdp_pr
 		goto fail;
 	}
 	prog = find_attached(p->ifindex, &mode);
+	embedded = !prog;
 	if (prog) {
 		prog_fd = xdp_program__fd(prog);
 		p->link_fd = find_link(xdp_program__id(prog));
 	} else {
-		prog = open_embedded();
-		if (!prog) {
-			ret = say(err, errlen, -ENOEXEC, "%s: cannot open uroce's XDP object", ifname);
+		/* A kernel without multi-buffer programs refuses the first. */
+		ret = attach_new(p, true, &prog, &mode, &prog_fd);
+		if (ret < 0 && ret != -ENOEXEC && ret != -EPERM && ret != -EACCES &&
+		    ret != -EBUSY && ret != -EEXIST)
+			ret = attach_new(p, false, &prog, &mode, &prog_fd);
+		if (ret == -ENOEXEC) {
+			say(err, errlen, ret, "%s: cannot open uroce's XDP object", ifname);
 			goto fail;
 		}
-		if (have_bpffs()) {
-			/* libxdp's dispatcher: other programs can join it. */
-			mode = XDP_MODE_NATIVE;
-			ret = xdp_program__attach(prog, p->ifindex, mode, 0);
-			if (ret && ret != -EPERM) {
-				mode = XDP_MODE_SKB;
-				ret = xdp_program__attach(prog, p->ifindex, mode, 0);
-			}
-			prog_fd = xdp_program__fd(prog);
-		} else {
-			/* libxdp would attach it alone anyway: through a link. */
-			ret = p->link_fd = attach_link(prog, p->ifindex, &mode, &prog_fd);
-		}
 		if (ret < 0) {
-			xdp_program__close(prog);
 			attach_error(ret, ifname, err, errlen);
 			goto fail;
 		}
 	}
 	p->mode = mode;
 	ret = open_maps(prog_fd, p);
-	xdp_program__close(prog);
+	if (embedded)
+		close_embedded(prog);
+	else
+		xdp_program__close(prog);
 	if (ret) {
 		say(err, errlen, ret, "%s: the XDP program's maps: %s%s", ifname, strerror(-ret),
 		    ret == -EPERM ? " (needs CAP_SYS_ADMIN or CAP_BPF)" : "");

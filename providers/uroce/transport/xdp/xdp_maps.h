@@ -11,10 +11,10 @@
 #define UROCE_XDP_MAX_QPNS 65536     /* UROCE_MAX_QP */
 #define UROCE_XDP_MAX_ADDRS 16       /* UROCE_GID_TBL_LEN */
 #define UROCE_XDP_PROG_NAME "uroce_xdp"
-/* The largest frame an AF_XDP socket takes in one 4 KiB UMEM frame: the
- * kernel keeps XDP_PACKET_HEADROOM (256) in front of it.  Larger frames
- * (no multi-buffer yet) go through the kernel and the udp transport. */
-#define UROCE_XDP_MAX_FRAME (4096 - 256)
+/* uroce_qpns maps a QPN to the longest frame its owner's AF_XDP socket
+ * takes (one 4 KiB UMEM frame less the kernel's 256 bytes of headroom;
+ * with multi-buffer, two); longer frames go through the kernel and the udp
+ * transport. */
 
 /* An address in GID form: IPv4 as ::ffff:a.b.c.d. */
 struct uroce_xdp_addr {
@@ -26,7 +26,7 @@ enum uroce_xdp_stat {
 	UROCE_XDP_PASS_QP1,
 	UROCE_XDP_PASS_UNOWNED,   /* no AF_XDP socket owns the QPN */
 	UROCE_XDP_PASS_NOT_OURS,  /* not one of the device's addresses */
-	UROCE_XDP_PASS_BIG,       /* longer than UROCE_XDP_MAX_FRAME */
+	UROCE_XDP_PASS_BIG,       /* longer than the owner's socket takes */
 	UROCE_XDP_NSTATS
 };
 

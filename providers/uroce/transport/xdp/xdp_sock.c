@@ -13,11 +13,12 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <linux/if_xdp.h>
+#include <uroce/af_xdp_mb.h>
 
 #include "xdp_sock.h"
 
 #define RING_SIZE 2048   /* descriptors per ring: half the frames each way */
+#define JOINED_SLOT (UROCE_XSK_MAX_FRAGS * UROCE_XSK_RX_FRAME_LEN)
 
 static int bind_socket(struct uroce_xsk *x, const char *ifname, uint32_t queue, uint16_t mode)
 {
@@ -28,6 +29,32 @@ static int bind_socket(struct uroce_xsk *x, const char *ifname, uint32_t queue, 
 	};
 
 	return xsk_socket__create(&x->xsk, ifname, queue, x->umem, &x->rx, &x->tx, &cfg);
+}
+
+/* Zero-copy before copy mode, each with multi-buffer first (a kernel
+ * before 6.6 refuses XDP_USE_SG with EINVAL, a zero-copy driver without
+ * it with EOPNOTSUPP).  EBUSY and EPERM end the search: no mode helps. */
+static int bind_best(struct uroce_xsk *x, const char *ifname, uint32_t queue)
+{
+	static const uint16_t modes[] = {
+		XDP_ZEROCOPY | XDP_USE_SG, XDP_COPY | XDP_USE_SG, XDP_ZEROCOPY, XDP_COPY,
+	};
+	const char *sg = getenv("UROCE_XDP_SG");
+	int ret = -EINVAL;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if ((modes[i] & XDP_USE_SG) && sg && !strcmp(sg, "0"))
+			continue;
+		ret = bind_socket(x, ifname, queue, modes[i]);
+		if (ret == 0) {
+			x->zerocopy = modes[i] & XDP_ZEROCOPY;
+			x->sg = modes[i] & XDP_USE_SG;
+			return 0;
+		}
+		if (ret == -EBUSY || ret == -EPERM)
+			break;
+	}
+	return ret;
 }
 
 static void fill(struct uroce_xsk *x, const uint64_t *addrs, uint32_t n)
@@ -68,16 +95,24 @@ struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, 
 			 ret == -EAFNOSUPPORT ? " (the kernel has no CONFIG_XDP_SOCKETS)" : "");
 		goto fail_errno;
 	}
-	ret = bind_socket(x, ifname, queue, XDP_ZEROCOPY);
-	x->zerocopy = ret == 0;
-	if (ret)
-		ret = bind_socket(x, ifname, queue, XDP_COPY);
+	ret = bind_best(x, ifname, queue);
 	if (ret) {
 		errno = -ret;
 		snprintf(err, errlen, "%s queue %u: AF_XDP bind: %s%s", ifname, queue, strerror(-ret),
 			 ret == -EBUSY ? " (another process's socket has this queue)" :
 			 ret == -EPERM ? " (needs CAP_NET_RAW)" : "");
 		goto fail_errno;
+	}
+	x->rx_max_len = UROCE_XSK_RX_FRAME_LEN;
+	x->tx_max_len = UROCE_XSK_FRAME_SIZE;
+	if (x->sg) {
+		x->joined = malloc((size_t)UROCE_XSK_BATCH * JOINED_SLOT);
+		if (!x->joined) {
+			snprintf(err, errlen, "%s: multi-buffer frames: %s", ifname, strerror(errno));
+			goto fail_errno;
+		}
+		x->rx_max_len *= UROCE_XSK_MAX_FRAGS;
+		x->tx_max_len *= UROCE_XSK_MAX_FRAGS;
 	}
 	/* The first half of the frames receive, the second half send. */
 	for (uint32_t f = 0; f < UROCE_XSK_FRAMES / 2; f += UROCE_XSK_BATCH) {
@@ -105,6 +140,7 @@ void uroce_xsk_close(struct uroce_xsk *x)
 		xsk_umem__delete(x->umem);
 	if (x->area)
 		munmap(x->area, (size_t)UROCE_XSK_FRAMES * UROCE_XSK_FRAME_SIZE);
+	free(x->joined);
 	free(x);
 }
 
@@ -151,18 +187,24 @@ void uroce_xsk_tx_unget(struct uroce_xsk *x, uint64_t addr)
 	x->free[x->n_free++] = addr;
 }
 
-int uroce_xsk_tx_put(struct uroce_xsk *x, uint64_t addr, uint32_t len)
+int uroce_xsk_tx_put(struct uroce_xsk *x, const uint64_t *addrs, uint32_t nframes, uint32_t len)
 {
 	uint32_t idx;
 
-	if (xsk_ring_prod__reserve(&x->tx, 1, &idx) != 1) {
-		uroce_xsk_tx_unget(x, addr);
+	if (xsk_ring_prod__reserve(&x->tx, nframes, &idx) != nframes) {
+		for (uint32_t i = 0; i < nframes; i++)
+			uroce_xsk_tx_unget(x, addrs[i]);
 		return -ENOBUFS;
 	}
-	xsk_ring_prod__tx_desc(&x->tx, idx)->addr = addr;
-	xsk_ring_prod__tx_desc(&x->tx, idx)->len = len;
-	xsk_ring_prod__submit(&x->tx, 1);
-	x->tx_queued++;
+	for (uint32_t i = 0; i < nframes; i++, len -= UROCE_XSK_FRAME_SIZE) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
+
+		d->addr = addrs[i];
+		d->len = i + 1 < nframes ? UROCE_XSK_FRAME_SIZE : len;
+		d->options = i + 1 < nframes ? XDP_PKT_CONTD : 0;
+	}
+	xsk_ring_prod__submit(&x->tx, nframes);
+	x->tx_queued += nframes;
 	return 0;
 }
 
@@ -217,29 +259,84 @@ int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
 	return ret;
 }
 
-int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned int max)
+static uint8_t *rx_data(const struct uroce_xsk *x, const struct xdp_desc *d)
 {
-	uint32_t idx, n;
+	return xsk_umem__get_data(x->area, xsk_umem__add_offset_to_addr(d->addr));
+}
 
-	uroce_xsk_rx_done(x);
-	n = xsk_ring_cons__peek(&x->rx, max < UROCE_XSK_BATCH ? max : UROCE_XSK_BATCH, &idx);
-	for (uint32_t i = 0; i < n; i++) {
+/*
+ * Copy the packet whose first frame is descriptor IDX, NFRAMES of them,
+ * into joined slot SLOT; its length, or 0 if it is longer than a slot
+ * (the XDP program passes such frames to the kernel, so a peer's frame
+ * never is).
+ */
+static uint32_t join(struct uroce_xsk *x, uint32_t idx, uint32_t nframes, unsigned int slot)
+{
+	uint8_t *to = x->joined + (size_t)slot * JOINED_SLOT;
+	uint32_t len = 0;
+
+	for (uint32_t i = 0; i < nframes; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
 
-		x->rx_addrs[i] = xsk_umem__extract_addr(d->addr);
-		frames[i] = xsk_umem__get_data(x->area, xsk_umem__add_offset_to_addr(d->addr));
-		lens[i] = d->len;
+		if (len + d->len > JOINED_SLOT)
+			return 0;
+		memcpy(to + len, rx_data(x, d), d->len);
+		len += d->len;
 	}
-	if (n)
-		xsk_ring_cons__release(&x->rx, n);
-	x->rx_held = n;
-	return (int)n;
+	return len;
+}
+
+/* Descriptors, from IDX on (AVAIL of them), that the packet there spans:
+ * all but its last are marked XDP_PKT_CONTD.  0 if its last is not among
+ * them yet (the kernel posts a packet's frames together, but a peek may
+ * end inside one). */
+static uint32_t packet_frames(const struct uroce_xsk *x, uint32_t idx, uint32_t avail)
+{
+	for (uint32_t k = 0; k < avail; k++)
+		if (!(xsk_ring_cons__rx_desc(&x->rx, idx + k)->options & XDP_PKT_CONTD))
+			return k + 1;
+	return 0;
+}
+
+int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned int max)
+{
+	uint32_t idx, n, used = 0;
+	unsigned int got = 0;
+
+	uroce_xsk_rx_done(x);
+	n = xsk_ring_cons__peek(&x->rx, UROCE_XSK_BATCH, &idx);
+	while (used < n && got < max) {
+		uint32_t nframes = packet_frames(x, idx + used, n - used);
+
+		if (nframes == 0 && used == 0 && n == UROCE_XSK_BATCH)
+			nframes = n;   /* longer than a peek (no peer's frame is): dropped */
+		if (nframes == 0)
+			break;
+		for (uint32_t i = 0; i < nframes; i++)
+			x->rx_addrs[x->rx_nframes++] =
+				xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&x->rx, idx + used + i)->addr);
+		if (nframes == 1) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + used);
+
+			frames[got] = rx_data(x, d);
+			lens[got] = d->len;
+		} else {
+			frames[got] = x->joined ? x->joined + (size_t)got * JOINED_SLOT : NULL;
+			lens[got] = x->joined ? join(x, idx + used, nframes, got) : 0;
+		}
+		used += nframes;
+		got += lens[got] > 0;
+	}
+	xsk_ring_cons__cancel(&x->rx, n - used);
+	if (used)
+		xsk_ring_cons__release(&x->rx, used);
+	return (int)got;
 }
 
 void uroce_xsk_rx_done(struct uroce_xsk *x)
 {
-	fill(x, x->rx_addrs, x->rx_held);
-	x->rx_held = 0;
+	fill(x, x->rx_addrs, x->rx_nframes);
+	x->rx_nframes = 0;
 	if (xsk_ring_prod__needs_wakeup(&x->fq))
 		recvfrom(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }

@@ -2,7 +2,10 @@
 /*
  * One AF_XDP socket: its UMEM and four rings (libxdp's xsk API).  The
  * UMEM's first half is lent to the kernel through the fill ring for
- * receiving, the second half holds frames being sent.
+ * receiving, the second half holds frames being sent.  Where the kernel
+ * has multi-buffer sockets (XDP_USE_SG, Linux 6.6), a packet may span up
+ * to UROCE_XSK_MAX_FRAGS frames each way: a 4096-byte IB MTU packet is
+ * longer than one frame.
  */
 #ifndef UROCE_XDP_SOCK_H
 #define UROCE_XDP_SOCK_H
@@ -16,6 +19,13 @@
 #define UROCE_XSK_FRAMES 4096
 #define UROCE_XSK_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 #define UROCE_XSK_BATCH 64
+/* Frames one packet may span (multi-buffer): the longest RoCE packet, IB
+ * MTU 4096 with its headers, fits two.  Longer frames the XDP program
+ * passes to the kernel (uroce_xsk.rx_max_len). */
+#define UROCE_XSK_MAX_FRAGS 2
+/* What the kernel writes into one receive frame: it keeps
+ * XDP_PACKET_HEADROOM (256) in front. */
+#define UROCE_XSK_RX_FRAME_LEN (UROCE_XSK_FRAME_SIZE - 256)
 
 struct uroce_xsk {
 	struct xsk_umem *umem;
@@ -24,15 +34,20 @@ struct uroce_xsk {
 	struct xsk_ring_cons cq, rx;
 	uint8_t *area;
 	bool zerocopy;
+	bool sg;                    /* bound with XDP_USE_SG: multi-buffer packets */
+	uint32_t rx_max_len;        /* the longest frame it receives */
+	uint32_t tx_max_len;        /* the longest frame it sends */
 	uint32_t tx_queued;         /* descriptors on the TX ring the kernel has not sent */
 	uint32_t n_free;
-	uint32_t rx_held;           /* frames the caller still reads */
+	uint32_t rx_nframes;        /* frames of the packets the caller still reads */
 	uint64_t rx_addrs[UROCE_XSK_BATCH];
+	uint8_t *joined;            /* sg: a multi-buffer packet's frames, one after another */
 	uint64_t free[UROCE_XSK_FRAMES / 2];  /* TX frames not in flight */
 };
 
 /* Bind a socket to (IFNAME, QUEUE): zero-copy where the driver offers it,
- * copy mode otherwise.  NULL with errno and a reason in ERR. */
+ * copy mode otherwise; multi-buffer where the kernel has it, unless
+ * UROCE_XDP_SG=0.  NULL with errno and a reason in ERR. */
 struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, size_t errlen);
 void uroce_xsk_close(struct uroce_xsk *x);
 /* The fd to poll for received frames (POLLIN). */
@@ -43,19 +58,22 @@ int uroce_xsk_fd(const struct uroce_xsk *x);
 uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr);
 /* Give back a frame taken with uroce_xsk_tx_frame and not queued. */
 void uroce_xsk_tx_unget(struct uroce_xsk *x, uint64_t addr);
-/* Queue the frame at ADDR of LEN bytes; uroce_xsk_kick sends the queue. */
-int uroce_xsk_tx_put(struct uroce_xsk *x, uint64_t addr, uint32_t len);
+/* Queue one packet of LEN bytes in the NFRAMES frames at ADDRS (each full
+ * but the last); uroce_xsk_kick sends the queue.  On failure the frames
+ * are free again. */
+int uroce_xsk_tx_put(struct uroce_xsk *x, const uint64_t *addrs, uint32_t nframes, uint32_t len);
 /* Hand the queue to the kernel, waiting up to STALL_MS (1 ms steps) while
  * it takes nothing; what is still queued then is left in tx_queued. */
 int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms);
 /* How long uroce_xsk_kick waits when a frame is needed and none is free. */
 #define UROCE_XSK_KICK_STALL_MS 3000
 
-/* Up to MAX (<= UROCE_XSK_BATCH) received frames into FRAMES/LENS; they
- * stay the caller's until uroce_xsk_rx_done gives them back to the kernel. */
 /* The kernel's counters of the socket (XDP_STATISTICS); 0 or -errno. */
 int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st);
 
+/* Up to MAX (<= UROCE_XSK_BATCH) received packets into FRAMES/LENS, each
+ * in one piece (a multi-buffer packet's frames joined); they stay the
+ * caller's until uroce_xsk_rx_done gives them back to the kernel. */
 int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned int max);
 void uroce_xsk_rx_done(struct uroce_xsk *x);
 

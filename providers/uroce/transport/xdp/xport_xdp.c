@@ -252,12 +252,12 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, uroce_xsk_fd(t->xsk), &ev);
 	t->head.ops = &uroce_xdp_ops;
 	t->head.fwd_port = t->udp ? t->udp->fwd_port : 0;
-	/* What the netdev's MTU carries; packets longer than one UMEM frame
-	 * take the udp transport (no multi-buffer frames yet), so without it
-	 * only what fits one frame. */
+	/* What the netdev's MTU carries; packets longer than the socket
+	 * takes (one UMEM frame without multi-buffer) take the udp
+	 * transport, so without it only what the socket takes. */
 	t->head.caps.max_burst = MAX_BURST;
 	t->head.caps.max_payload = t->udp ? t->udp->caps.max_payload :
-				   UROCE_XDP_MAX_FRAME - MAX_HLEN;
+				   t->xsk ? t->xsk->rx_max_len - MAX_HLEN : 0;
 	t->head.caps.rx_coalescing = t->udp && t->udp->caps.rx_coalescing;
 	t->head.caps.frames = t->xsk != NULL;
 	*out = &t->head;
@@ -277,29 +277,55 @@ static int via_udp(struct xdp_xport *t, const struct uroce_txpkt *pkt)
 	return t->udp->ops->send(t->udp, pkt, 1) == 1 ? 0 : -EIO;
 }
 
-/* Gather PKT into a TX frame and queue it; -EAGAIN: no frame free. */
+/* Copy IOV (IOVCNT pieces) into the frame pieces FRAME from byte OFF on. */
+static void scatter(const struct iovec *frame, const struct iovec *iov, uint32_t iovcnt,
+		    uint32_t off)
+{
+	unsigned int k = 0;
+
+	for (uint32_t i = 0; i < iovcnt; i++) {
+		const uint8_t *from = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+
+		while (left) {
+			size_t c;
+
+			while (off >= frame[k].iov_len)
+				off -= (uint32_t)frame[k++].iov_len;
+			c = frame[k].iov_len - off < left ? frame[k].iov_len - off : left;
+			memcpy((uint8_t *)frame[k].iov_base + off, from, c);
+			from += c;
+			off += (uint32_t)c;
+			left -= c;
+		}
+	}
+}
+
+/* Gather PKT into the TX frames it needs (more than one: a multi-buffer
+ * frame) and queue it; -EAGAIN: no frame free. */
 static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const uint8_t mac[6])
 {
-	uint32_t hlen = uroce_frame_hlen(pkt->path->family), off;
-	uint64_t addr;
-	uint8_t *f;
+	uint32_t total = uroce_frame_hlen(pkt->path->family) + pkt->len;
+	uint32_t nframes = (total + UROCE_XSK_FRAME_SIZE - 1) / UROCE_XSK_FRAME_SIZE;
+	struct iovec frame[UROCE_XSK_MAX_FRAGS];
+	uint64_t addrs[UROCE_XSK_MAX_FRAGS];
 
-	f = uroce_xsk_tx_frame(t->xsk, &addr);
-	if (!f) {
-		count(t, UROCE_STAT_XDP_TX_NO_FRAME, 1);
-		return -EAGAIN;
-	}
-	off = hlen;
-	for (uint32_t i = 0; i < pkt->iovcnt; i++) {
-		if (off + pkt->iov[i].iov_len > UROCE_XDP_MAX_FRAME) {
-			uroce_xsk_tx_unget(t->xsk, addr);
-			return -EMSGSIZE;
+	if (total > t->xsk->tx_max_len)
+		return -EMSGSIZE;
+	for (uint32_t k = 0; k < nframes; k++) {
+		frame[k].iov_base = uroce_xsk_tx_frame(t->xsk, &addrs[k]);
+		if (!frame[k].iov_base) {
+			while (k--)
+				uroce_xsk_tx_unget(t->xsk, addrs[k]);
+			count(t, UROCE_STAT_XDP_TX_NO_FRAME, 1);
+			return -EAGAIN;
 		}
-		memcpy(f + off, pkt->iov[i].iov_base, pkt->iov[i].iov_len);
-		off += pkt->iov[i].iov_len;
+		frame[k].iov_len = k + 1 < nframes ? UROCE_XSK_FRAME_SIZE :
+				   total - k * UROCE_XSK_FRAME_SIZE;
 	}
-	uroce_frame_build(f, t->mac, mac, pkt->path, off - hlen);
-	return uroce_xsk_tx_put(t->xsk, addr, off);
+	scatter(frame, pkt->iov, pkt->iovcnt, uroce_frame_hlen(pkt->path->family));
+	uroce_frame_build(frame, nframes, t->mac, mac, pkt->path, pkt->len);
+	return uroce_xsk_tx_put(t->xsk, addrs, nframes, total);
 }
 
 /* Hand the ring to the kernel without waiting (tx_lock held): what a
@@ -337,10 +363,11 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 			if (ret == 0)
 				known = p;
 		}
-		/* This host, not this link, or longer than one frame: the udp
+		/* This host, not this link, or longer than the socket sends
+		 * (a kernel without multi-buffer sockets: one frame): the udp
 		 * transport (the peer's program passes such frames too). */
 		if (ret == 0 && !local &&
-		    uroce_frame_hlen(p->family) + pkts[i].len <= UROCE_XDP_MAX_FRAME)
+		    uroce_frame_hlen(p->family) + pkts[i].len <= t->xsk->tx_max_len)
 			ret = frame_out(t, &pkts[i], mac);
 		else if (ret == 0 || ret == -EHOSTUNREACH)
 			ret = via_udp(t, &pkts[i]);
@@ -394,12 +421,12 @@ static int xdp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint
 		     const uint8_t *peer, uint16_t peer_port)
 {
 	struct xdp_xport *t = xx(x);
-	uint32_t one = 1;
+	uint32_t longest = t->xsk ? t->xsk->rx_max_len : 0;   /* the program's rule: xdp_maps.h */
 	int ret = t->udp && t->udp->ops->steer ? t->udp->ops->steer(t->udp, qpn, family, local, peer,
 							   peer_port) : 0;
 
 	if (t->xsk && qpn < UROCE_XDP_MAX_QPNS &&
-	    bpf_map_update_elem(t->prog.qpns_fd, &qpn, &one, BPF_ANY) == 0)
+	    bpf_map_update_elem(t->prog.qpns_fd, &qpn, &longest, BPF_ANY) == 0)
 		__atomic_fetch_or(&t->steered[qpn / 8], (uint8_t)(1u << (qpn % 8)), __ATOMIC_RELAXED);
 	return ret;
 }
