@@ -13,5 +13,8 @@ ninja -C build-asan
 echo "== unit and wire tests under ASan/UBSan"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 	meson test -C build-asan --suite unit --suite wire --print-errorlogs --no-rebuild
+echo "== the xdp transport's frames (rings, multi-buffer joins) under ASan/UBSan"
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+	meson test -C build-asan --print-errorlogs --no-rebuild xdp_transport
 echo "== all tests"
 meson test -C build --print-errorlogs --no-rebuild
