@@ -150,8 +150,10 @@ isolate_netns() {
 }
 
 # A veth pair between two namespaces: make_veth NS_A IF_A ADDR_A NS_B IF_B ADDR_B
+# (VETH_QUEUES=N: N transmit and receive queues on each end).
 make_veth() {
-	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"
+	local q=${VETH_QUEUES:+numtxqueues $VETH_QUEUES numrxqueues $VETH_QUEUES}
+	ip link add "$2" netns "$1" $q type veth peer name "$5" netns "$4" $q
 	ip -n "$1" addr add "$3" dev "$2"
 	ip -n "$4" addr add "$6" dev "$5"
 	ip -n "$1" link set "$2" up

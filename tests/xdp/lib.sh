@@ -18,7 +18,8 @@ wait_for() {
 
 # xdp_stat NS IFACE KEY: counter KEY (enum uroce_xdp_stat in
 # providers/uroce/transport/xdp/xdp_maps.h: 0 redirected to an AF_XDP
-# socket, 4 passed as longer than the owner's socket takes) of the program
+# socket, 4 passed as longer than the owner's socket takes, 5 passed as
+# its queue has no socket) of the program
 # on IFACE, summed over the CPUs.  Maps are found through the interface's
 # program, as their names are the same for every interface.  Every caller
 # has the program held by a user, so a read that finds no program or no
@@ -50,3 +51,5 @@ xdp_stat() { # NS IFACE KEY
 redirected() { xdp_stat "$1" "$2" 0; }
 # passed_big NS IFACE: frames it passed to the kernel as too long for them.
 passed_big() { xdp_stat "$1" "$2" 4; }
+# passed_no_socket NS IFACE: frames it passed as their queue had no socket.
+passed_no_socket() { xdp_stat "$1" "$2" 5; }

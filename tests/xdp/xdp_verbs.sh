@@ -180,6 +180,36 @@ pass "UROCE_XDP_SG=0: the $D_BIG 4 KiB frames took the kernel and the udp transp
 jumbo jumbo-xdp-udp uj $UJG
 pass "IB MTU 4096, xdp client to a udp server: wire-compatible"
 
+# A veth with four queues: the udp end's kernel spreads its flows (a UDP
+# source port per QP) over the queues, and the xdp end has an AF_XDP
+# socket on each of them.  With UROCE_XDP_QUEUES=1 (queue 0 only) the
+# frames of the other queues take the kernel: the spread is real.
+M=xdpmA$id N=xdpmB$id IM=vma$id IN=vmb$id
+make_ns $M
+make_ns $N
+VETH_QUEUES=4 make_veth $M $IM 10.232.9.1/24 $N $IN 10.232.9.2/24
+add_dev mx $IN $N transport xdp
+add_dev mu $IM $M
+MXG=$(gid_of $N mx 10.232.9.2) MUG=$(gid_of $M mu 10.232.9.1)
+ip netns exec $N timeout 550 "$PROBE" attach $IN >"$T/attach.$IN" 2>&1 &
+stop_at_exit $!
+wait_for "$T/attach.$IN" ready 10 || fail "attach $IN: $(cat "$T/attach.$IN")"
+PKTS=$((8 * 100 * 65536 / 1024))
+# queues NAME: 8 QPs of 100 x 64 KiB WRITEs from mu to mx; sets D_REDIR and
+# D_NOSOCK: how the program's counters on $IN moved.
+queues() {
+	local r0=$(redirected $N $IN) n0=$(passed_no_socket $N $IN)
+	pair "$1" $N mx $MXG $M mu $MUG 10.232.9.2 -- ib_write_bw -F -q 8 -s 65536 -n 100
+	D_REDIR=$(($(redirected $N $IN) - r0)) D_NOSOCK=$(($(passed_no_socket $N $IN) - n0))
+}
+queues four-queues
+[ $D_REDIR -ge $PKTS ] && [ $D_NOSOCK -eq 0 ] ||
+	fail "four queues: $D_REDIR frames redirected (want >= $PKTS), $D_NOSOCK passed for want of a socket (want 0)"
+pass "four queues: all $D_REDIR frames reached an AF_XDP socket"
+UROCE_XDP_QUEUES=1 queues queue-0-only
+[ $D_NOSOCK -gt 0 ] || fail "UROCE_XDP_QUEUES=1: no frame came in on queues 1-3"
+pass "queue 0 only: $D_NOSOCK of the frames came in on queues 1-3 and took the kernel"
+
 for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
 	set -- $d
 	ip netns exec $1 "$UROCE" link del $2 || fail "link del $2"

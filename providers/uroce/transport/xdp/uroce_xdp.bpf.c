@@ -95,7 +95,7 @@ int uroce_xdp(struct xdp_md *ctx)
 	struct uroce_xdp_addr dst = {};
 	struct udphdr *udp;
 	__u32 qpn, *longest;
-	long q;
+	long q, action;
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
@@ -133,9 +133,11 @@ int uroce_xdp(struct xdp_md *ctx)
 		return count(UROCE_XDP_PASS_NOT_OURS, XDP_PASS);
 	if (bpf_xdp_get_buff_len(ctx) > *longest)   /* all its buffers */
 		return count(UROCE_XDP_PASS_BIG, XDP_PASS);
-	/* No socket on this queue (its owner left or crashed): the kernel. */
-	return count(UROCE_XDP_REDIRECTED,
-		     bpf_redirect_map(&uroce_xsks, ctx->rx_queue_index, XDP_PASS));
+	/* No socket on this queue (its owner left or crashed, or opened
+	 * fewer queues): the kernel. */
+	action = bpf_redirect_map(&uroce_xsks, ctx->rx_queue_index, XDP_PASS);
+	return count(action == XDP_REDIRECT ? UROCE_XDP_REDIRECTED : UROCE_XDP_PASS_NO_SOCKET,
+		     action);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -22,11 +22,13 @@ struct uroce_xdp_addr {
 };
 
 enum uroce_xdp_stat {
-	UROCE_XDP_REDIRECTED,     /* to a socket (or passed if the queue has none) */
+	UROCE_XDP_REDIRECTED,     /* to the AF_XDP socket of its queue */
 	UROCE_XDP_PASS_QP1,
 	UROCE_XDP_PASS_UNOWNED,   /* no AF_XDP socket owns the QPN */
 	UROCE_XDP_PASS_NOT_OURS,  /* not one of the device's addresses */
 	UROCE_XDP_PASS_BIG,       /* longer than the owner's socket takes */
+	UROCE_XDP_PASS_NO_SOCKET, /* its queue has no socket (the owner left, or a queue
+				   * beyond those it opened) */
 	UROCE_XDP_NSTATS
 };
 

@@ -11,19 +11,22 @@
 #include <string.h>
 #include <unistd.h>
 #include <poll.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <uroce/af_xdp_mb.h>
 
 #include "xdp_sock.h"
 
-#define RING_SIZE 2048   /* descriptors per ring: half the frames each way */
 #define JOINED_SLOT (UROCE_XSK_MAX_FRAGS * UROCE_XSK_RX_FRAME_LEN)
 
 static int bind_socket(struct uroce_xsk *x, const char *ifname, uint32_t queue, uint16_t mode)
 {
 	struct xsk_socket_config cfg = {
-		.rx_size = RING_SIZE, .tx_size = RING_SIZE,
+		.rx_size = x->nframes / 2, .tx_size = x->nframes / 2,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.bind_flags = mode | XDP_USE_NEED_WAKEUP,
 	};
@@ -68,11 +71,12 @@ static void fill(struct uroce_xsk *x, const uint64_t *addrs, uint32_t n)
 	xsk_ring_prod__submit(&x->fq, n);
 }
 
-struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, size_t errlen)
+struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nframes, char *err,
+				 size_t errlen)
 {
-	size_t size = (size_t)UROCE_XSK_FRAMES * UROCE_XSK_FRAME_SIZE;
+	size_t size = (size_t)nframes * UROCE_XSK_FRAME_SIZE;
 	struct xsk_umem_config ucfg = {
-		.fill_size = RING_SIZE, .comp_size = RING_SIZE,
+		.fill_size = nframes / 2, .comp_size = nframes / 2,
 		.frame_size = UROCE_XSK_FRAME_SIZE,
 	};
 	struct uroce_xsk *x = calloc(1, sizeof(*x));
@@ -81,6 +85,12 @@ struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, 
 
 	if (!x)
 		return NULL;
+	x->nframes = nframes;
+	x->free = calloc(nframes / 2, sizeof(x->free[0]));
+	if (!x->free) {
+		snprintf(err, errlen, "%s: %s", ifname, strerror(errno));
+		goto fail_errno;
+	}
 	x->area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x->area == MAP_FAILED) {
 		snprintf(err, errlen, "UMEM: %s", strerror(errno));
@@ -115,12 +125,12 @@ struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, 
 		x->tx_max_len *= UROCE_XSK_MAX_FRAGS;
 	}
 	/* The first half of the frames receive, the second half send. */
-	for (uint32_t f = 0; f < UROCE_XSK_FRAMES / 2; f += UROCE_XSK_BATCH) {
+	for (uint32_t f = 0; f < nframes / 2; f += UROCE_XSK_BATCH) {
 		for (uint32_t i = 0; i < UROCE_XSK_BATCH; i++)
 			rx_frames[i] = (uint64_t)(f + i) * UROCE_XSK_FRAME_SIZE;
 		fill(x, rx_frames, UROCE_XSK_BATCH);
 	}
-	for (uint32_t f = UROCE_XSK_FRAMES / 2; f < UROCE_XSK_FRAMES; f++)
+	for (uint32_t f = nframes / 2; f < nframes; f++)
 		x->free[x->n_free++] = (uint64_t)f * UROCE_XSK_FRAME_SIZE;
 	return x;
 fail_errno:
@@ -128,6 +138,21 @@ fail_errno:
 	uroce_xsk_close(x);
 	errno = ret;
 	return NULL;
+}
+
+unsigned int uroce_xsk_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { .ifr_data = (char *)&ch };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ret = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	/* Channels that receive: RX-only ones and combined ones. */
+	return ret == 0 && ch.rx_count + ch.combined_count > 0 ? ch.rx_count + ch.combined_count : 1;
 }
 
 void uroce_xsk_close(struct uroce_xsk *x)
@@ -139,8 +164,9 @@ void uroce_xsk_close(struct uroce_xsk *x)
 	if (x->umem)
 		xsk_umem__delete(x->umem);
 	if (x->area)
-		munmap(x->area, (size_t)UROCE_XSK_FRAMES * UROCE_XSK_FRAME_SIZE);
+		munmap(x->area, (size_t)x->nframes * UROCE_XSK_FRAME_SIZE);
 	free(x->joined);
+	free(x->free);
 	free(x);
 }
 
@@ -160,7 +186,7 @@ int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st)
 /* Take back the frames the kernel has finished sending. */
 static void reclaim(struct uroce_xsk *x)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, RING_SIZE, &idx);
+	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->nframes / 2, &idx);
 
 	for (uint32_t i = 0; i < n; i++)
 		x->free[x->n_free++] = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
@@ -304,6 +330,8 @@ int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned
 	unsigned int got = 0;
 
 	uroce_xsk_rx_done(x);
+	if (max == 0)
+		return 0;
 	n = xsk_ring_cons__peek(&x->rx, UROCE_XSK_BATCH, &idx);
 	while (used < n && got < max) {
 		uint32_t nframes = packet_frames(x, idx + used, n - used);

@@ -16,7 +16,11 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
+/* UMEM frames of a socket (a power of 2): UROCE_XSK_FRAMES for the one
+ * socket of a single-queue interface; a multi-queue one's sockets share
+ * out about as many, at least UROCE_XSK_MIN_FRAMES each. */
 #define UROCE_XSK_FRAMES 4096
+#define UROCE_XSK_MIN_FRAMES 1024
 #define UROCE_XSK_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 #define UROCE_XSK_BATCH 64
 /* Frames one packet may span (multi-buffer): the longest RoCE packet, IB
@@ -38,18 +42,24 @@ struct uroce_xsk {
 	uint32_t rx_max_len;        /* the longest frame it receives */
 	uint32_t tx_max_len;        /* the longest frame it sends */
 	uint32_t tx_queued;         /* descriptors on the TX ring the kernel has not sent */
+	uint32_t nframes;           /* UMEM frames; each ring holds half as many */
 	uint32_t n_free;
 	uint32_t rx_nframes;        /* frames of the packets the caller still reads */
 	uint64_t rx_addrs[UROCE_XSK_BATCH];
 	uint8_t *joined;            /* sg: a multi-buffer packet's frames, one after another */
-	uint64_t free[UROCE_XSK_FRAMES / 2];  /* TX frames not in flight */
+	uint64_t *free;             /* TX frames not in flight (nframes / 2) */
 };
 
-/* Bind a socket to (IFNAME, QUEUE): zero-copy where the driver offers it,
- * copy mode otherwise; multi-buffer where the kernel has it, unless
- * UROCE_XDP_SG=0.  NULL with errno and a reason in ERR. */
-struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, char *err, size_t errlen);
+/* Bind a socket with NFRAMES frames (a power of 2, at least
+ * UROCE_XSK_MIN_FRAMES) to (IFNAME, QUEUE): zero-copy where the driver
+ * offers it, copy mode otherwise; multi-buffer where the kernel has it,
+ * unless UROCE_XDP_SG=0.  NULL with errno and a reason in ERR. */
+struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nframes, char *err,
+				 size_t errlen);
 void uroce_xsk_close(struct uroce_xsk *x);
+/* The receive queues of IFNAME a socket can bind (its channels that
+ * receive, from ethtool; 1 where the driver does not say). */
+unsigned int uroce_xsk_queues(const char *ifname);
 /* The fd to poll for received frames (POLLIN). */
 int uroce_xsk_fd(const struct uroce_xsk *x);
 

@@ -37,6 +37,9 @@
 #define MAX_BURST 64
 #define MAX_HLEN (UROCE_ETH_HLEN + UROCE_IP6_HLEN + UROCE_UDP_HLEN)
 #define STATS_EVERY_NS 10000000ull   /* reading the socket's counters: 10 ms */
+/* Receive queues that get an AF_XDP socket; frames on further queues of a
+ * larger NIC take the kernel and the udp transport. */
+#define MAX_QUEUES 8
 
 extern const struct uroce_xport_ops uroce_xdp_ops;
 
@@ -51,11 +54,15 @@ struct xdp_xport {
 	uint8_t mac[6];
 	struct uroce_xdp_prog prog;
 	bool have_prog;
-	struct uroce_xsk *xsk;              /* NULL: another process has the queue */
+	struct uroce_xsk *xsk;              /* queue 0's: sends too; NULL: another process has the queues */
+	struct uroce_xsk *rxq[MAX_QUEUES];  /* each queue's socket, rxq[0] == xsk; NULL: none */
+	unsigned int nrxq;                  /* queues tried (the interface's, at most MAX_QUEUES) */
+	unsigned int rx_next;               /* the queue recv looks at first */
+	uint32_t rx_max_len;                /* the longest frame every socket takes */
 	struct uroce_xdp_nl *nl;
 	pthread_mutex_t tx_lock;
 	uint64_t *counters;                 /* enum uroce_stat */
-	struct xdp_statistics seen;         /* the socket's counters already counted */
+	struct xdp_statistics seen[MAX_QUEUES];   /* the sockets' counters already counted */
 	uint64_t stats_ns;                  /* when they were read */
 	uint8_t steered[UROCE_XDP_MAX_QPNS / 8];   /* QPNs we entered in the map */
 };
@@ -77,7 +84,7 @@ static void count(struct xdp_xport *t, enum uroce_stat e, uint64_t n)
  * thread that receives (transport.h) and by close. */
 static void account_xsk(struct xdp_xport *t, bool force)
 {
-	struct xdp_statistics st;
+	struct xdp_statistics st, *seen;
 	struct timespec ts;
 	uint64_t now;
 
@@ -88,14 +95,17 @@ static void account_xsk(struct xdp_xport *t, bool force)
 	if (!force && now - t->stats_ns < STATS_EVERY_NS)
 		return;
 	t->stats_ns = now;
-	if (uroce_xsk_stats(t->xsk, &st))
-		return;
-	count(t, UROCE_STAT_XDP_RX_DROPPED, st.rx_dropped - t->seen.rx_dropped);
-	count(t, UROCE_STAT_XDP_RX_RING_FULL, st.rx_ring_full - t->seen.rx_ring_full);
-	count(t, UROCE_STAT_XDP_FILL_RING_EMPTY,
-	      st.rx_fill_ring_empty_descs - t->seen.rx_fill_ring_empty_descs);
-	count(t, UROCE_STAT_XDP_TX_INVALID, st.tx_invalid_descs - t->seen.tx_invalid_descs);
-	t->seen = st;
+	for (unsigned int q = 0; q < t->nrxq; q++) {
+		if (!t->rxq[q] || uroce_xsk_stats(t->rxq[q], &st))
+			continue;
+		seen = &t->seen[q];
+		count(t, UROCE_STAT_XDP_RX_DROPPED, st.rx_dropped - seen->rx_dropped);
+		count(t, UROCE_STAT_XDP_RX_RING_FULL, st.rx_ring_full - seen->rx_ring_full);
+		count(t, UROCE_STAT_XDP_FILL_RING_EMPTY,
+		      st.rx_fill_ring_empty_descs - seen->rx_fill_ring_empty_descs);
+		count(t, UROCE_STAT_XDP_TX_INVALID, st.tx_invalid_descs - seen->tx_invalid_descs);
+		*seen = st;
+	}
 }
 
 static void xdp_close(struct uroce_xport *x)
@@ -109,7 +119,8 @@ static void xdp_close(struct uroce_xport *x)
 		for (qpn = 0; qpn < UROCE_XDP_MAX_QPNS; qpn++)
 			if (t->steered[qpn / 8] & (1u << (qpn % 8)))
 				bpf_map_delete_elem(t->prog.qpns_fd, &qpn);
-	uroce_xsk_close(t->xsk);
+	for (unsigned int q = 0; q < t->nrxq; q++)
+		uroce_xsk_close(t->rxq[q]);
 	if (t->have_prog)
 		uroce_xdp_prog_put(t->nsid, t->netdev, &t->prog);
 	uroce_xdp_nl_close(t->nl);
@@ -148,42 +159,83 @@ static void clear_qpns(struct xdp_xport *t)
 }
 
 /*
- * This user's AF_XDP socket on queue 0, or NULL with errno EBUSY when a
- * live user's socket has it.  The kernel lets go of a closed socket's
- * queue in deferred work (xp_release_deferred, under the RTNL), some
- * milliseconds after the close: a process that starts as the last one
- * exits meets EBUSY from a socket that no longer has an owner.  The
- * queue's claim tells the two apart, and only the second is waited for,
- * within QUEUE_FREE_WAIT_MS (another program's socket on the queue, not
- * uroce's, also takes that long to be given up on).
+ * The kernel lets go of a closed socket's queue in deferred work
+ * (xp_release_deferred, under the RTNL), some milliseconds after the
+ * close: a process that starts as the last one exits meets EBUSY from a
+ * socket that no longer has an owner.  The queues' claim tells that from
+ * a live owner, and only the first is waited for, within
+ * QUEUE_FREE_WAIT_MS (another program's socket on the queue, not uroce's,
+ * also takes that long to be given up on).
  */
 #define QUEUE_FREE_WAIT_MS 5000
 
-static struct uroce_xsk *open_queue(struct xdp_xport *t, char *err, size_t errlen)
+static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t nframes,
+				  char *err, size_t errlen)
 {
 	struct uroce_xsk *x;
 	int waited_ms = 0;
 
-	if (uroce_xdp_queue_claim(&t->prog)) {
-		snprintf(err, errlen, "%s queue 0: another uroce process's AF_XDP socket has it",
-			 t->netdev);
-		errno = EBUSY;
-		return NULL;
-	}
 	for (int pause_ms = 1;; pause_ms = pause_ms < 64 ? pause_ms * 2 : 64) {
-		x = uroce_xsk_open(t->netdev, 0, err, errlen);
+		x = uroce_xsk_open(t->netdev, queue, nframes, err, errlen);
 		if (x || errno != EBUSY || waited_ms >= QUEUE_FREE_WAIT_MS)
-			break;
+			return x;
 		usleep(pause_ms * 1000);
 		waited_ms += pause_ms;
 	}
-	if (!x) {
+}
+
+/* Frames per socket for NQ queues: about UROCE_XSK_FRAMES in all, a power
+ * of 2, at least UROCE_XSK_MIN_FRAMES each (the UMEM is pinned memory). */
+static uint32_t frames_per_queue(unsigned int nq)
+{
+	uint32_t f = UROCE_XSK_FRAMES;
+
+	while (f / 2 >= UROCE_XSK_MIN_FRAMES && f * 1ull * nq > UROCE_XSK_FRAMES)
+		f /= 2;
+	return f;
+}
+
+/*
+ * This user's AF_XDP sockets, one on each receive queue (the XDP program
+ * redirects a frame to the socket of the queue it came in on), at most
+ * MAX_QUEUES, or UROCE_XDP_QUEUES.  Queue 0's socket (t->xsk) also sends.
+ * 0, or -errno: EBUSY when a live user holds the queues.  A queue other
+ * than 0 that cannot be had is left to the kernel.
+ */
+static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
+{
+	const char *want = getenv("UROCE_XDP_QUEUES");
+	unsigned int nq = uroce_xsk_queues(t->netdev);
+	uint32_t nframes;
+
+	if (want && atoi(want) > 0 && (unsigned int)atoi(want) < nq)
+		nq = (unsigned int)atoi(want);
+	nq = nq < MAX_QUEUES ? nq : MAX_QUEUES;
+	nframes = frames_per_queue(nq);
+	if (uroce_xdp_queue_claim(&t->prog)) {
+		snprintf(err, errlen, "%s queue 0: another uroce process's AF_XDP socket has it",
+			 t->netdev);
+		return -EBUSY;
+	}
+	t->xsk = t->rxq[0] = open_one(t, 0, nframes, err, errlen);
+	if (!t->xsk) {
 		int saved = errno;
 
 		uroce_xdp_queue_unclaim(&t->prog);
-		errno = saved;
+		return -saved;
 	}
-	return x;
+	t->nrxq = nq;
+	t->rx_max_len = t->xsk->rx_max_len;
+	for (unsigned int q = 1; q < nq; q++) {
+		char why[256];
+
+		t->rxq[q] = open_one(t, q, nframes, why, sizeof(why));
+		if (!t->rxq[q] && getenv("UROCE_DEBUG"))
+			fprintf(stderr, "uroce: %s: %s; its frames take the kernel\n", t->devname, why);
+		if (t->rxq[q] && t->rxq[q]->rx_max_len < t->rx_max_len)
+			t->rx_max_len = t->rxq[q]->rx_max_len;
+	}
+	return 0;
 }
 
 static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **out)
@@ -193,7 +245,6 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct uroce_netdev nd;
 	char nsdir[4096], err[256] = "";
-	uint32_t key = 0;
 	int ret;
 
 	if (!t)
@@ -224,18 +275,17 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 		ret = -ENOMEM;
 		goto fail_say;
 	}
-	t->xsk = open_queue(t, err, sizeof(err));
-	if (!t->xsk && (errno != EBUSY || !t->udp)) {
-		ret = -errno;
+	ret = open_queues(t, err, sizeof(err));
+	if (ret && (ret != -EBUSY || !t->udp))
 		goto fail_say;
-	}
-	if (!t->xsk && getenv("UROCE_DEBUG"))
+	if (ret && getenv("UROCE_DEBUG"))
 		fprintf(stderr, "uroce: %s: %s; this process uses the udp path\n", t->devname, err);
-	if (t->xsk) {
-		int fd = uroce_xsk_fd(t->xsk);
-
+	if (t->xsk)
 		clear_qpns(t);
-		if (bpf_map_update_elem(t->prog.xsks_fd, &key, &fd, BPF_ANY)) {
+	for (uint32_t q = 0; q < t->nrxq; q++) {
+		int fd = t->rxq[q] ? uroce_xsk_fd(t->rxq[q]) : -1;
+
+		if (fd >= 0 && bpf_map_update_elem(t->prog.xsks_fd, &q, &fd, BPF_ANY)) {
 			ret = -errno;
 			snprintf(err, sizeof(err), "%s: XSKMAP: %s", t->netdev, strerror(errno));
 			goto fail_say;
@@ -248,8 +298,9 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	}
 	if (t->udp)
 		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, t->udp->fd, &ev);
-	if (t->xsk)
-		epoll_ctl(t->head.fd, EPOLL_CTL_ADD, uroce_xsk_fd(t->xsk), &ev);
+	for (unsigned int q = 0; q < t->nrxq; q++)
+		if (t->rxq[q])
+			epoll_ctl(t->head.fd, EPOLL_CTL_ADD, uroce_xsk_fd(t->rxq[q]), &ev);
 	t->head.ops = &uroce_xdp_ops;
 	t->head.fwd_port = t->udp ? t->udp->fwd_port : 0;
 	/* What the netdev's MTU carries; packets longer than the socket
@@ -257,7 +308,7 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	 * transport, so without it only what the socket takes. */
 	t->head.caps.max_burst = MAX_BURST;
 	t->head.caps.max_payload = t->udp ? t->udp->caps.max_payload :
-				   t->xsk ? t->xsk->rx_max_len - MAX_HLEN : 0;
+				   t->xsk ? t->rx_max_len - MAX_HLEN : 0;
 	t->head.caps.rx_coalescing = t->udp && t->udp->caps.rx_coalescing;
 	t->head.caps.frames = t->xsk != NULL;
 	*out = &t->head;
@@ -395,12 +446,22 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 	struct xdp_xport *t = xx(x);
 	uint8_t *frames[UROCE_XSK_BATCH];
 	uint32_t lens[UROCE_XSK_BATCH];
-	int n = 0, got, more;
+	unsigned int want = max < UROCE_XSK_BATCH ? max : UROCE_XSK_BATCH, got = 0;
+	int n = 0, more;
 
 	if (t->xsk) {
 		account_xsk(t, false);
-		got = uroce_xsk_rx(t->xsk, frames, lens, max);
-		for (int i = 0; i < got; i++)
+		/* Every queue, from a different one each time so that none
+		 * waits behind a busy one; each gives back what it lent the
+		 * previous call. */
+		for (unsigned int k = 0; k < t->nrxq; k++) {
+			struct uroce_xsk *s = t->rxq[(t->rx_next + k) % t->nrxq];
+
+			if (s)
+				got += (unsigned int)uroce_xsk_rx(s, frames + got, lens + got, want - got);
+		}
+		t->rx_next = (t->rx_next + 1) % t->nrxq;
+		for (unsigned int i = 0; i < got; i++)
 			if (uroce_frame_parse(frames[i], lens[i], &pkts[n]) == 0)
 				n++;
 	}
@@ -421,7 +482,7 @@ static int xdp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint
 		     const uint8_t *peer, uint16_t peer_port)
 {
 	struct xdp_xport *t = xx(x);
-	uint32_t longest = t->xsk ? t->xsk->rx_max_len : 0;   /* the program's rule: xdp_maps.h */
+	uint32_t longest = t->rx_max_len;   /* the program's rule: xdp_maps.h */
 	int ret = t->udp && t->udp->ops->steer ? t->udp->ops->steer(t->udp, qpn, family, local, peer,
 							   peer_port) : 0;
 
