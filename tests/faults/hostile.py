@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Hostile RoCEv2 traffic at a live uroce device, built with scapy.
 
-    hostile.py IFACE TARGET_IP SECONDS_TO_LEARN
+    hostile.py IFACE TARGET_IP SECONDS_TO_LEARN [frames]
 
 Sniffs IFACE to learn the live QPs at TARGET_IP (destination QPNs of RC
 and UD packets going there) and the PSNs in use -- until it has seen an
@@ -19,6 +19,10 @@ bad packets at TARGET_IP:4791 and prints, per class, how many it sent
               PSNs far from the expected one, keys and addresses random,
               lengths past any MR
   stale_resp  ACKs/NAKs/read responses to live QPs for PSNs never sent
+  bad_iplen   (with "frames": a target that reads whole frames, transport
+              xdp) good packets to live QPs in Ethernet frames whose IPv4
+              total length claims 64 bytes more than the frame holds; a
+              kernel's IP layer drops those before any UDP socket
 
 The caller keeps the QPs alive until this script has ended (verbs_verify
 -u), so every packet meets a live connection.  Each class is built just
@@ -32,11 +36,12 @@ import sys
 import time
 import zlib
 
-from scapy.all import IP, UDP, AsyncSniffer, Raw, conf, send
+from scapy.all import IP, UDP, AsyncSniffer, Ether, Raw, conf, getmacbyip, send, sendp
 from scapy.contrib.roce import BTH  # noqa: F401 (registers the ICRC layer)
 
 conf.verb = 0
 iface, target, learn_secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+frames = sys.argv[4:5] == ['frames']
 rng = random.Random(4791)
 
 # ---- learn the live QPs (and keep learning their PSNs) -------------------------
@@ -124,9 +129,12 @@ def refresh_psns():
     learn_until(lambda: any(rc_qps[q] != seen[q] for q in seen), 10)
 
 
-def emit(cls, pkts):
+def emit(cls, pkts, layer2=False):
     t0 = time.monotonic()
-    send(pkts, iface=None)
+    if layer2:
+        sendp(pkts, iface=iface)   # as built: the kernel's raw IP socket would fix the length
+    else:
+        send(pkts, iface=None)
     sent[cls] = sent.get(cls, 0) + len(pkts)
     print(f'# {cls}: {len(pkts)} packets in {time.monotonic() - t0:.1f} s', flush=True)
 
@@ -190,6 +198,21 @@ def stale_response(qpn):
 
 refresh_psns()
 emit('stale_resp', [frame(stale_response(rng.choice(live))) for _ in range(N // 2)])
+
+if frames:
+    mac = getmacbyip(target)
+
+    def long_claim(p):
+        raw = bytearray(bytes(p))
+        struct.pack_into('!H', raw, 2, len(raw) + 64)
+        struct.pack_into('!H', raw, 10, 0)
+        s = sum(struct.unpack('!10H', raw[:20]))
+        s = (s & 0xffff) + (s >> 16)
+        struct.pack_into('!H', raw, 10, ~(s + (s >> 16)) & 0xffff)   # a right header checksum
+        return Ether(dst=mac, type=0x0800) / Raw(bytes(raw))
+    refresh_psns()
+    emit('bad_iplen', [long_claim(frame(bth(0x04, rng.choice(live), rng.randrange(1 << 24)) + bytes(64)))
+                       for _ in range(N // 4)], layer2=True)
 
 for cls, n in sent.items():
     print(f'sent {cls} {n}')

@@ -11,13 +11,17 @@
 # lengths, stale or forged ACKs/NAKs/responses.  Both sides must finish
 # cleanly (no crash, no corruption, no broken QP), and `uroce stat` on the
 # server's device must show the drops, by reason, for what was sent.
+# With UROCE_TEST_TRANSPORT=xdp (tests/xdp) the server's device is xdp and
+# Ethernet frames with a bad IPv4 length come too.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
 : "${VERBS_VERIFY:?}"
 "$PY" -c 'import scapy.contrib.roce' 2>/dev/null || skip "python3-scapy is not installed"
 use_private_registry
-veth_pair_with_devices 37
+# The attacker's end stays udp: it learns the live QPs by sniffing what its
+# device sends, and an AF_PACKET tap does not see AF_XDP's frames.
+TRANSPORT_B= veth_pair_with_devices 37
 log=$(mktemp /tmp/uroce-hostile.XXXXXX)
 on_exit "rm -f '$log' '$log.c' '$log.h'"
 
@@ -43,7 +47,8 @@ cpid=$!
 on_exit "kill $cpid"
 on_exit "rm -f '$stop'"
 # Learn the live QPs from the transfer, then attack them while it runs.
-ip netns exec $VETH_B timeout 150 "$PY" "$(dirname "$0")/hostile.py" pb${VETH_B#uroceP37b} $ADDR_A 60 >"$log.h" 2>&1 || {
+ip netns exec $VETH_B timeout 150 "$PY" "$(dirname "$0")/hostile.py" pb${VETH_B#uroceP37b} $ADDR_A 60 \
+	${UROCE_TEST_TRANSPORT:+frames} >"$log.h" 2>&1 || {
 	cat "$log.h"; echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"; fail "hostile.py failed"; }
 touch "$stop"
 cat "$log.h"
@@ -78,6 +83,9 @@ done
 [ $malformed -ge $(( $(sent random) + $(sent bad_icrc) - 1 )) ] ||
 	fail "parser drops $malformed < random $(sent random) + bad_icrc $(sent bad_icrc)"
 [ $(d drop_bad_icrc) -ge $(( $(sent bad_icrc) - 1 )) ] || fail "drop_bad_icrc $(d drop_bad_icrc) < $(sent bad_icrc) sent"
+# A frame transport (xdp) parses Ethernet and IP itself: an IP length
+# longer than the frame is its drop to count.
+[ $(d drop_bad_length) -ge $(sent bad_iplen) ] || fail "drop_bad_length $(d drop_bad_length) < $(sent bad_iplen) bad IP lengths sent"
 [ $(d drop_unknown_qp) -ge $(sent unknown_qp) ] || fail "drop_unknown_qp $(d drop_unknown_qp) < $(sent unknown_qp) sent"
 [ $(d drop_bad_pkey) -eq $(sent bad_pkey) ] || fail "drop_bad_pkey $(d drop_bad_pkey) != $(sent bad_pkey) sent"
 [ $(d drop_bad_qkey) -ge $(sent bad_qkey) ] || fail "drop_bad_qkey $(d drop_bad_qkey) < $(sent bad_qkey) sent"

@@ -37,8 +37,10 @@ pair() {
 	pass "$name: $*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$log.c" | tail -1 | tr -s ' \t' ' ')"
 }
 
-# Two namespaces joined by a veth pair, a device in each; sets
-# VETH_A/VETH_B (namespaces), DEV_A/DEV_B, GID_A/GID_B, ADDR_A/ADDR_B.
+# Two namespaces joined by a veth pair, a device in each (of transport
+# $UROCE_TEST_TRANSPORT if set; TRANSPORT_A / TRANSPORT_B, if set even to
+# nothing, choose one end's: nothing is udp); sets VETH_A/VETH_B
+# (namespaces), DEV_A/DEV_B, GID_A/GID_B, ADDR_A/ADDR_B.
 veth_pair_with_devices() {
 	local id=$(uniq_id) net=$1
 	VETH_A=uroceP${net}a$id VETH_B=uroceP${net}b$id
@@ -47,8 +49,9 @@ veth_pair_with_devices() {
 	make_ns $VETH_B
 	make_veth $VETH_A pa$id $ADDR_A/24 $VETH_B pb$id $ADDR_B/24
 	DEV_A=pa DEV_B=pb
-	add_dev $DEV_A pa$id $VETH_A
-	add_dev $DEV_B pb$id $VETH_B
+	local ta=${TRANSPORT_A-${UROCE_TEST_TRANSPORT:-}} tb=${TRANSPORT_B-${UROCE_TEST_TRANSPORT:-}}
+	add_dev $DEV_A pa$id $VETH_A ${ta:+transport $ta}
+	add_dev $DEV_B pb$id $VETH_B ${tb:+transport $tb}
 	GID_A=$(gid_of $VETH_A $DEV_A $ADDR_A)
 	GID_B=$(gid_of $VETH_B $DEV_B $ADDR_B)
 	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "veth GIDs not found"

@@ -78,9 +78,10 @@ int uroce_frame_parse(uint8_t *frame, uint32_t len, struct uroce_rx *rx)
 {
 	struct roce_net net;
 	uint32_t off, plen;
+	int r = roce_parse_outer(frame, len, &net, &off, &plen);
 
-	if (roce_parse_outer(frame, len, &net, &off, &plen) != ROCE_OK)
-		return -EPROTO;
+	if (r != ROCE_OK)
+		return r;
 	memset(rx, 0, sizeof(*rx));
 	rx->buf = frame + off;
 	rx->len = plen;

@@ -41,7 +41,8 @@ void uroce_frame_build(const struct iovec *frame, unsigned int nframes, const ui
 /*
  * Parse a received frame: a RoCEv2 packet to UDP port 4791 over IPv4 (no
  * options, unfragmented) or IPv6 fills RX (its buf points into FRAME).
- * 0, or -EPROTO when the frame is not one (it is then counted and dropped).
+ * ROCE_OK, or the reason (enum roce_reason) it is not one; the caller
+ * counts and drops it.
  */
 int uroce_frame_parse(uint8_t *frame, uint32_t len, struct uroce_rx *rx);
 

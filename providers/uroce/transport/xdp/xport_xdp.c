@@ -29,6 +29,7 @@
 #include "../transport.h"
 #include "netdev.h"
 #include "registry.h"
+#include "wire.h"
 #include "xdp_frame.h"
 #include "xdp_load.h"
 #include "xdp_sock.h"
@@ -461,9 +462,15 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 				got += (unsigned int)uroce_xsk_rx(s, frames + got, lens + got, want - got);
 		}
 		t->rx_next = (t->rx_next + 1) % t->nrxq;
-		for (unsigned int i = 0; i < got; i++)
-			if (uroce_frame_parse(frames[i], lens[i], &pkts[n]) == 0)
+		for (unsigned int i = 0; i < got; i++) {
+			int r = uroce_frame_parse(frames[i], lens[i], &pkts[n]);
+
+			/* The drop counters follow enum roce_reason (engine/pkt.c). */
+			if (r == ROCE_OK)
 				n++;
+			else
+				count(t, UROCE_STAT_DROP_TRUNCATED + (r - ROCE_E_TRUNCATED), 1);
+		}
 	}
 	if ((unsigned int)n >= max || !t->udp)
 		return n;
