@@ -328,6 +328,7 @@ int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned
 {
 	uint32_t idx, n, used = 0;
 	unsigned int got = 0;
+	bool partial = false;
 
 	uroce_xsk_rx_done(x);
 	if (max == 0)
@@ -338,8 +339,10 @@ int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned
 
 		if (nframes == 0 && used == 0 && n == UROCE_XSK_BATCH)
 			nframes = n;   /* longer than a peek (no peer's frame is): dropped */
-		if (nframes == 0)
+		if (nframes == 0) {
+			partial = true;
 			break;
+		}
 		for (uint32_t i = 0; i < nframes; i++)
 			x->rx_addrs[x->rx_nframes++] =
 				xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&x->rx, idx + used + i)->addr);
@@ -356,6 +359,11 @@ int uroce_xsk_rx(struct uroce_xsk *x, uint8_t **frames, uint32_t *lens, unsigned
 		got += lens[got] > 0;
 	}
 	xsk_ring_cons__cancel(&x->rx, n - used);
+	/* The ring's cached view ends inside a packet: peek only reads the
+	 * producer again once that view is used up, which the frames left
+	 * never would be; forget it. */
+	if (partial)
+		x->rx.cached_prod = x->rx.cached_cons;
 	if (used)
 		xsk_ring_cons__release(&x->rx, used);
 	return (int)got;
