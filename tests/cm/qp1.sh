@@ -46,7 +46,7 @@ log=$(mktemp /tmp/i11cm-qp1.XXXXXX)
 on_exit "rm -f '$log'"
 ip netns exec $NS timeout 120 "$UROCE" run ibv_rc_pingpong -d lo0 -g $GID -p 18515 >"$log" 2>&1 &
 vpid=$!
-on_exit "kill -9 $vpid"
+stop_at_exit $vpid   # SIGTERM to timeout, which passes it on (SIGKILL would orphan the program)
 for _ in $(seq 200); do
 	[ -n "$(ls "$STATDIR" 2>/dev/null | grep '^[0-9]')" ] && break
 	sleep 0.05
@@ -113,7 +113,7 @@ on_exit "rm -f '$srvlog'"
 UROCE_CM_DEBUG=1 ip netns exec $NS timeout 120 "$UROCE" run rping -s -a 127.0.0.1 -p $PORT -C 1 \
 	>"$srvlog" 2>&1 &
 spid=$!
-on_exit "kill -9 $spid"
+stop_at_exit $spid
 for _ in $(seq 600); do
 	grep -q 'uroce cm: listening' "$srvlog" && break
 	kill -0 $spid 2>/dev/null || { cat "$srvlog"; fail "rping -s exited"; }

@@ -10,7 +10,9 @@
 # node that appeared during the run and that no registry names; a file or
 # directory of the tests' own names in /tmp (/tmp/uroce-*, /tmp/i11cm*;
 # not /tmp/uroce-UID, the runtime directory `uroce run` keeps for a user
-# without XDG_RUNTIME_DIR, nor bench/run.sh's) that appeared during the run.
+# without XDG_RUNTIME_DIR, nor bench/run.sh's) that appeared during the run;
+# a process still running with a noted private registry (UROCE_RUNDIR) in
+# its environment: its test is over.
 # The machine may be shared: things other people make while the suite runs
 # are not in the ledger, and are alive, so they are not counted.
 set -euo pipefail
@@ -102,6 +104,15 @@ else
 		in_snapshot "$kind" "$path" || leaks+=("$path")
 	done < <(tmp_inventory)
 fi
+
+# 5. Processes that outlived their test (one killed only its `timeout`).
+rundir_of() { tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" | sed -n 's/^UROCE_RUNDIR=//p' || true; }
+for p in $(ls /proc | grep -E '^[0-9]+$'); do
+	[ "$p" != $$ ] || continue
+	dir=$(rundir_of "$p")
+	[ -n "$dir" ] && grep -qxF "dir $dir" "$ledger" 2>/dev/null || continue
+	leaks+=("process $p ($(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" || true)) of the test registry $dir")
+done
 
 if [ ${#leaks[@]} -gt 0 ]; then
 	printf 'FAIL: left behind: %s\n' "${leaks[@]}"
