@@ -203,13 +203,10 @@ if frames:
     mac = getmacbyip(target)
 
     def long_claim(p):
-        raw = bytearray(bytes(p))
-        struct.pack_into('!H', raw, 2, len(raw) + 64)
-        struct.pack_into('!H', raw, 10, 0)
-        s = sum(struct.unpack('!10H', raw[:20]))
-        s = (s & 0xffff) + (s >> 16)
-        struct.pack_into('!H', raw, 10, ~(s + (s >> 16)) & 0xffff)   # a right header checksum
-        return Ether(dst=mac, type=0x0800) / Raw(bytes(raw))
+        p = IP(bytes(p))
+        p.len += 64          # scapy keeps a length it was given, and sums the header again
+        del p.chksum
+        return Ether(dst=mac) / p
     refresh_psns()
     emit('bad_iplen', [long_claim(frame(bth(0x04, rng.choice(live), rng.randrange(1 << 24)) + bytes(64)))
                        for _ in range(N // 4)], layer2=True)

@@ -53,3 +53,25 @@ redirected() { xdp_stat "$1" "$2" 0; }
 passed_big() { xdp_stat "$1" "$2" 4; }
 # passed_no_socket NS IFACE: frames it passed as their queue had no socket.
 passed_no_socket() { xdp_stat "$1" "$2" 5; }
+
+# hold_program NS IFACE: a user of IFACE's program that takes no queue
+# (xdp_probe attach, $PROBE), so that the program and its counters live
+# through the test; its output in $T/attach.IFACE, its pid in attach_IFACE.
+hold_program() {
+	ip netns exec "$1" timeout 550 "$PROBE" attach "$2" >"$T/attach.$2" 2>&1 &
+	eval "attach_$2=$!"
+	stop_at_exit $!
+	wait_for "$T/attach.$2" ready 10 || fail "attach $2: $(cat "$T/attach.$2")"
+}
+
+# pair_counted NS IFACE PAIR-ARGS...: `pair PAIR-ARGS...` (tests/lib/pairs.sh),
+# and how the counters of IFACE's program moved meanwhile: D_REDIR, D_BIG,
+# D_NOSOCK.
+pair_counted() {
+	local ns=$1 ifc=$2 r0 b0 n0
+	shift 2
+	r0=$(redirected $ns $ifc) b0=$(passed_big $ns $ifc) n0=$(passed_no_socket $ns $ifc)
+	pair "$@"
+	D_REDIR=$(($(redirected $ns $ifc) - r0)) D_BIG=$(($(passed_big $ns $ifc) - b0))
+	D_NOSOCK=$(($(passed_no_socket $ns $ifc) - n0))
+}

@@ -26,15 +26,9 @@ UGA=$(gid_of $A ua 10.232.7.1) UGB=$(gid_of $B ub 10.232.7.2)
 PROBE=${XDP_PROBE:?}
 T=$(mktemp -d)
 on_exit "rm -rf '$T'"
-# A user of each program that takes no queue: the programs and their
-# redirect counters live through the whole test.
-for s in "$A $IA" "$B $IB"; do
-	set -- $s
-	ip netns exec $1 timeout 550 "$PROBE" attach $2 >"$T/attach.$2" 2>&1 &
-	eval "attach_$2=$!"
-	stop_at_exit $!
-	wait_for "$T/attach.$2" ready 10 || fail "attach $2: $(cat "$T/attach.$2")"
-done
+# The programs and their redirect counters live through the whole test.
+hold_program $A $IA
+hold_program $B $IB
 
 # server end (namespace, device, GID), then client end
 for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xdp $B ub $UGB $A xa $GA"; do
@@ -154,21 +148,15 @@ add_dev jb $IK $K transport xdp
 add_dev uj $IK $K
 ip netns exec $K "$UROCE" run ibv_devinfo -d jb | grep -Eq 'active_mtu:\s+4096' || fail "jb: active_mtu is not 4096"
 JGA=$(gid_of $J ja 10.232.8.1) JGB=$(gid_of $K jb 10.232.8.2) UJG=$(gid_of $K uj 10.232.8.2)
-for s in "$J $IJ" "$K $IK"; do
-	set -- $s
-	ip netns exec $1 timeout 550 "$PROBE" attach $2 >"$T/attach.$2" 2>&1 &
-	stop_at_exit $!
-	wait_for "$T/attach.$2" ready 10 || fail "attach $2: $(cat "$T/attach.$2")"
-done
+hold_program $J $IJ
+hold_program $K $IK
 ip -n $K link show $IK | grep -q ' xdp ' || fail "$IK: no native XDP at MTU 9000: $(ip -n $K link show $IK)"
-MSGS=200 PKTS=$((200 * 65536 / 4096))
+PKTS=$((200 * 65536 / 4096))
 # jumbo NAME SERVER-DEV SERVER-GID: 200 x 64 KiB RC messages at IB MTU 4096
-# from ja to the server, --chk; sets D_REDIR / D_BIG: how each counter of
-# the program on $IK moved.
+# from ja to the server, --chk, counted on $IK.
 jumbo() {
-	local r0=$(redirected $K $IK) b0=$(passed_big $K $IK)
-	pair "$1" $K $2 $3 $J ja $JGA 10.232.8.2 -- ibv_rc_pingpong -m 4096 -c -n $MSGS -s 65536
-	D_REDIR=$(($(redirected $K $IK) - r0)) D_BIG=$(($(passed_big $K $IK) - b0))
+	pair_counted $K $IK "$1" $K $2 $3 $J ja $JGA 10.232.8.2 -- \
+		ibv_rc_pingpong -m 4096 -c -n 200 -s 65536
 }
 jumbo jumbo-multibuffer jb $JGB
 [ $D_REDIR -ge $PKTS ] && [ $D_BIG -eq 0 ] ||
@@ -191,16 +179,11 @@ VETH_QUEUES=4 make_veth $M $IM 10.232.9.1/24 $N $IN 10.232.9.2/24
 add_dev mx $IN $N transport xdp
 add_dev mu $IM $M
 MXG=$(gid_of $N mx 10.232.9.2) MUG=$(gid_of $M mu 10.232.9.1)
-ip netns exec $N timeout 550 "$PROBE" attach $IN >"$T/attach.$IN" 2>&1 &
-stop_at_exit $!
-wait_for "$T/attach.$IN" ready 10 || fail "attach $IN: $(cat "$T/attach.$IN")"
+hold_program $N $IN
 PKTS=$((8 * 100 * 65536 / 1024))
-# queues NAME: 8 QPs of 100 x 64 KiB WRITEs from mu to mx; sets D_REDIR and
-# D_NOSOCK: how the program's counters on $IN moved.
+# queues NAME: 8 QPs of 100 x 64 KiB WRITEs from mu to mx, counted on $IN.
 queues() {
-	local r0=$(redirected $N $IN) n0=$(passed_no_socket $N $IN)
-	pair "$1" $N mx $MXG $M mu $MUG 10.232.9.2 -- ib_write_bw -F -q 8 -s 65536 -n 100
-	D_REDIR=$(($(redirected $N $IN) - r0)) D_NOSOCK=$(($(passed_no_socket $N $IN) - n0))
+	pair_counted $N $IN "$1" $N mx $MXG $M mu $MUG 10.232.9.2 -- ib_write_bw -F -q 8 -s 65536 -n 100
 }
 queues four-queues
 [ $D_REDIR -ge $PKTS ] && [ $D_NOSOCK -eq 0 ] ||

@@ -205,12 +205,13 @@ static uint32_t frames_per_queue(unsigned int nq)
  */
 static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
 {
-	const char *want = getenv("UROCE_XDP_QUEUES");
+	const char *env = getenv("UROCE_XDP_QUEUES");
+	int want = env ? atoi(env) : 0;
 	unsigned int nq = uroce_xsk_queues(t->netdev);
 	uint32_t nframes;
 
-	if (want && atoi(want) > 0 && (unsigned int)atoi(want) < nq)
-		nq = (unsigned int)atoi(want);
+	if (want > 0 && (unsigned int)want < nq)
+		nq = (unsigned int)want;
 	nq = nq < MAX_QUEUES ? nq : MAX_QUEUES;
 	nframes = frames_per_queue(nq);
 	if (uroce_xdp_queue_claim(&t->prog)) {
@@ -357,7 +358,7 @@ static void scatter(const struct iovec *frame, const struct iovec *iov, uint32_t
  * frame) and queue it; -EAGAIN: no frame free. */
 static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const uint8_t mac[6])
 {
-	uint32_t total = uroce_frame_hlen(pkt->path->family) + pkt->len;
+	uint32_t hlen = uroce_frame_hlen(pkt->path->family), total = hlen + pkt->len;
 	uint32_t nframes = (total + UROCE_XSK_FRAME_SIZE - 1) / UROCE_XSK_FRAME_SIZE;
 	struct iovec frame[UROCE_XSK_MAX_FRAGS];
 	uint64_t addrs[UROCE_XSK_MAX_FRAGS];
@@ -375,7 +376,7 @@ static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const u
 		frame[k].iov_len = k + 1 < nframes ? UROCE_XSK_FRAME_SIZE :
 				   total - k * UROCE_XSK_FRAME_SIZE;
 	}
-	scatter(frame, pkt->iov, pkt->iovcnt, uroce_frame_hlen(pkt->path->family));
+	scatter(frame, pkt->iov, pkt->iovcnt, hlen);
 	uroce_frame_build(frame, nframes, t->mac, mac, pkt->path, pkt->len);
 	return uroce_xsk_tx_put(t->xsk, addrs, nframes, total);
 }
