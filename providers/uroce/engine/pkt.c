@@ -90,16 +90,23 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 
 /* ---- send ---------------------------------------------------------------- */
 
-/* Packets queued by this thread: at most a transport burst. */
+/* Packets queued by this thread: at most a transport burst.  Their
+ * headers, pads and ICRCs, and the whole of a packet whose payload is at
+ * most TX_WHOLE_MAX bytes, are written one after the other into BYTES:
+ * a run of small packets is then one piece of memory, which the kernel
+ * copies in one go (ib_write_bw -s 64 handed it 3-4 pieces a packet, ~200
+ * per GSO datagram). */
 #define TXQ_MAX 64
+#define TX_WHOLE_MAX 256
+#define TX_SLOT_MAX (ROCE_MAX_HDR + TX_WHOLE_MAX + 8)
 static __thread struct {
 	struct uroce_engine *eng;
 	int depth;
 	unsigned int n;
+	size_t used;                 /* of bytes */
 	struct uroce_txpkt pkts[TXQ_MAX];
 	struct uroce_path paths[TXQ_MAX];
-	uint8_t hdr[TXQ_MAX][ROCE_MAX_HDR];
-	uint8_t tail[TXQ_MAX][8];
+	uint8_t bytes[TXQ_MAX * TX_SLOT_MAX];
 	struct iovec iov[TXQ_MAX][UROCE_MAX_SGE + 2];
 } txq;
 
@@ -110,6 +117,7 @@ int uroce_tx_flush(void)
 	int ret = 0;
 
 	txq.n = 0;
+	txq.used = 0;
 	while (done < n) {
 		int r = eng->xport->ops->send(eng->xport, txq.pkts + done, n - done);
 
@@ -197,7 +205,8 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	uint16_t local = local_port(eng, av, pkt, payload, n);
 	uint64_t t0 = uroce_trace_clock(); /* before the peer can see it */
 	struct roce_net net;
-	struct iovec *iov;
+	struct iovec *iov, whole;
+	uint8_t *hdr, *tail;
 	int h, k = 0;
 
 	if (txq.n && (txq.eng != eng || txq.n == TXQ_MAX ||
@@ -206,24 +215,40 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	txq.eng = eng;
 	s = txq.n;
 	iov = txq.iov[s];
+	hdr = txq.bytes + txq.used;
 	for (int i = 0; i < n; i++)
 		plen += payload[i].iov_len;
 	padlen = roce_padlen(plen);
-	h = roce_build(txq.hdr[s], sizeof(txq.hdr[s]), pkt, plen);
+	h = roce_build(hdr, ROCE_MAX_HDR, pkt, plen);
 	if (h < 0) {
 		fprintf(stderr, "uroce: internal error: no packet format for opcode 0x%02x\n",
 			pkt->opcode);
 		return -EINVAL;
 	}
+	if (plen <= TX_WHOLE_MAX) {
+		/* Small: the payload joins the headers. */
+		whole = (struct iovec){ hdr + h, plen };
+		for (int i = 0, at = 0; i < n; at += (int)payload[i++].iov_len)
+			memcpy(hdr + h + at, payload[i].iov_base, payload[i].iov_len);
+		payload = &whole;
+		n = 1;
+		tail = hdr + h + plen;
+	} else {
+		tail = hdr + h;
+	}
 	roce_net_from_socket(&net, av->family, av->sgid.raw, av->dgid.raw, sport, ROCE_UDP_PORT);
-	crc = htole32(roce_icrc(&net, txq.hdr[s], h, payload, n, padlen));
+	crc = htole32(roce_icrc(&net, hdr, h, payload, n, padlen));
 	/* Pad bytes are zero; the ICRC follows them. */
-	memset(txq.tail[s], 0, sizeof(txq.tail[s]));
-	memcpy(txq.tail[s] + padlen, &crc, 4);
-	iov[k++] = (struct iovec){ txq.hdr[s], h };
-	for (int i = 0; i < n; i++)
-		iov[k++] = payload[i];
-	iov[k++] = (struct iovec){ txq.tail[s], padlen + 4 };
+	memset(tail, 0, padlen);
+	memcpy(tail + padlen, &crc, 4);
+	if (tail == hdr + h + plen) {
+		iov[k++] = (struct iovec){ hdr, h + plen + padlen + 4 };
+	} else {
+		iov[k++] = (struct iovec){ hdr, h };
+		for (int i = 0; i < n; i++)
+			iov[k++] = payload[i];
+		iov[k++] = (struct iovec){ tail, padlen + 4 };
+	}
 	path_of(&txq.paths[s], av, sport);
 	txq.pkts[s] = (struct uroce_txpkt){
 		.path = &txq.paths[s], .iov = iov, .iovcnt = k, .len = h + plen + padlen + 4,
@@ -233,6 +258,7 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 		uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[s].len);
 	} else {
 		txq.n++;
+		txq.used = (size_t)(tail + padlen + 4 - txq.bytes);
 	}
 	if (trace) {
 		roce_net_fake_macs(&net);

@@ -43,7 +43,8 @@ struct uroce_path {
  * One packet to send: the UDP payload, BTH .. ICRC, gathered from IOV; the
  * last iovec holds at least the 4 ICRC bytes.  The ICRC is computed for
  * IPv4 ID 0 with DF (wire/icrc.c); a transport that writes another ID (a
- * GSO segment's) corrects the ICRC for it.
+ * GSO segment's) corrects the ICRC for it, in place: those 4 bytes are the
+ * engine's until the send returns, never an application's memory.
  */
 struct uroce_txpkt {
 	const struct uroce_path *path;

@@ -11,8 +11,11 @@
  *
  * The IPv4 ID: Linux writes ID 0 on a DF datagram from an unconnected
  * socket and numbers GSO segments on from it, so segment k carries ID k.
- * The engine computed every ICRC for ID 0; segment k's is corrected here
- * (the CRC is affine in the ID bits: wire/icrc.c).  IPv6 has no ID.
+ * The engine computed every ICRC for ID 0; segment k's is corrected here,
+ * in place (the CRC is affine in the ID bits: wire/icrc.c).  IPv6 has no
+ * ID.  Pieces that follow one another in memory go to the kernel as one
+ * iovec: the engine writes small packets one after the other, so a run of
+ * them is one piece however many packets it holds.
  */
 #include <endian.h>
 #include <errno.h>
@@ -37,8 +40,8 @@ static __thread struct {
 		struct cmsghdr align;
 	} ctl[UDP_BURST];
 	unsigned int npkts[UDP_BURST];          /* packets in each message */
-	struct iovec iov[UDP_BURST * (UROCE_XPORT_MAX_IOV + 1)];
-	uint32_t icrc[UDP_BURST];               /* corrected ICRCs, little-endian */
+	struct iovec iov[UDP_BURST * UROCE_XPORT_MAX_IOV];
+	uint32_t fixed[UDP_BURST];              /* what each packet's ICRC was XORed with */
 } tb;
 
 static bool same_path(const struct uroce_path *a, const struct uroce_path *b)
@@ -67,41 +70,54 @@ static unsigned int run_length(struct udp_xport *u, const struct uroce_txpkt *pk
 		return 1;
 	while (k < n && k < GSO_MAX_SEGS && same_path(pkts[k].path, pkts[0].path) &&
 	       pkts[k].len <= seg && bytes + pkts[k].len <= GSO_MAX_BYTES &&
-	       iovs + pkts[k].iovcnt + 1 <= iov_room) {
+	       iovs + pkts[k].iovcnt <= iov_room) {
 		bytes += pkts[k].len;
-		iovs += pkts[k].iovcnt + 1;
+		iovs += pkts[k].iovcnt;
 		if (pkts[k++].len < seg)
 			break;      /* only the last segment may be shorter */
 	}
 	return k;
 }
 
-/* Append packet P, segment K of its datagram, to IOV; returns the iovecs used. */
-static unsigned int put_segment(const struct uroce_txpkt *p, unsigned int k,
-				struct roce_icrc_ids *ids, struct iovec *iov, uint32_t *icrc)
+/* XOR the ICRC of P (the last 4 bytes of its last iovec) with X. */
+static void icrc_xor(const struct uroce_txpkt *p, uint32_t x)
 {
-	unsigned int c = p->iovcnt;
-	struct iovec last;
+	const struct iovec *last = &p->iov[p->iovcnt - 1];
+	uint8_t *at = (uint8_t *)last->iov_base + last->iov_len - 4;
 	uint32_t crc;
 
-	memcpy(iov, p->iov, c * sizeof(*iov));
-	if (k == 0 || p->path->family != AF_INET)
-		return c;
-	/* The ICRC is the last 4 bytes of the last iovec (transport.h). */
-	last = iov[c - 1];
-	memcpy(&crc, (uint8_t *)last.iov_base + last.iov_len - 4, 4);
-	*icrc = htole32(le32toh(crc) ^ roce_icrc_ids_delta(ids, (uint16_t)k));
-	iov[c - 1].iov_len -= 4;
-	if (!iov[c - 1].iov_len)
-		c--;
-	iov[c] = (struct iovec){ icrc, 4 };
-	return c + 1;
+	memcpy(&crc, at, 4);
+	crc = htole32(le32toh(crc) ^ x);
+	memcpy(at, &crc, 4);
+}
+
+/* Append packet P, segment K of its datagram, to IOV[0..*USED), joining
+ * pieces that follow one another in memory; *FIXED: what its ICRC was
+ * corrected by. */
+static void put_segment(const struct uroce_txpkt *p, unsigned int k,
+			struct roce_icrc_ids *ids, struct iovec *iov, unsigned int *used,
+			uint32_t *fixed)
+{
+	*fixed = 0;
+	if (k > 0 && p->path->family == AF_INET) {
+		*fixed = roce_icrc_ids_delta(ids, (uint16_t)k);
+		icrc_xor(p, *fixed);
+	}
+	for (uint32_t i = 0; i < p->iovcnt; i++) {
+		struct iovec *prev = *used ? &iov[*used - 1] : NULL;
+
+		if (prev && (uint8_t *)prev->iov_base + prev->iov_len == p->iov[i].iov_base)
+			prev->iov_len += p->iov[i].iov_len;
+		else
+			iov[(*used)++] = p->iov[i];
+	}
 }
 
 /* Message M of tb: packets PKTS[0..RUN) as one datagram, their iovecs
- * from IOV on, corrected ICRCs in ICRC[0..RUN).  Returns the iovecs used. */
+ * from IOV on, their ICRC corrections in FIXED[0..RUN).  Returns the
+ * iovecs used. */
 static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct uroce_txpkt *pkts,
-			      unsigned int run, struct iovec *iov, uint32_t *icrc)
+			      unsigned int run, struct iovec *iov, uint32_t *fixed)
 {
 	const struct uroce_path *path = pkts[0].path;
 	struct msghdr *h = &tb.msgs[m].msg_hdr;
@@ -114,6 +130,7 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 					    &tb.to[m]);
 	tb.npkts[m] = run;
 	if (run == 1) {
+		fixed[0] = 0;
 		h->msg_iov = (struct iovec *)pkts[0].iov;
 		h->msg_iovlen = pkts[0].iovcnt;
 		return 0;
@@ -126,8 +143,8 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 			roce_icrc_ids_init(&last_ids, pkts[run - 1].len);
 	}
 	for (unsigned int k = 0; k < run; k++)
-		used += put_segment(&pkts[k], k, k == run - 1 && short_last ? &last_ids : &ids,
-				    iov + used, &icrc[k]);
+		put_segment(&pkts[k], k, k == run - 1 && short_last ? &last_ids : &ids, iov,
+			    &used, &fixed[k]);
 	h->msg_iov = iov;
 	h->msg_iovlen = used;
 	/* UDP_SEGMENT: cut at the first packet's size (IBTA: each a whole packet). */
@@ -157,6 +174,15 @@ static bool gso_refused(struct udp_xport *u, int err, unsigned int m)
 	return true;
 }
 
+/* Packets [FROM, TO) were not sent: their ICRCs back to what the engine
+ * wrote (ID 0), for a send that cuts them into datagrams afresh. */
+static void unfix(const struct uroce_txpkt *pkts, unsigned int from, unsigned int to)
+{
+	for (unsigned int k = from; k < to; k++)
+		if (tb.fixed[k])
+			icrc_xor(&pkts[k], tb.fixed[k]);
+}
+
 int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
 {
 	struct udp_xport *u = to_udp(x);
@@ -176,13 +202,17 @@ int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int
 			unsigned int room = sizeof(tb.iov) / sizeof(tb.iov[0]) - iovs;
 			unsigned int run = run_length(u, pkts + i, n - i, room);
 
-			iovs += build_msg(u, m++, pkts + i, run, tb.iov + iovs, tb.icrc + i);
+			iovs += build_msg(u, m++, pkts + i, run, tb.iov + iovs, tb.fixed + i);
 			i += run;
 		}
 		if (m == 1)
 			r = sendmsg(fd, &tb.msgs[0].msg_hdr, 0) < 0 ? -1 : 1;
 		else
 			r = sendmmsg(fd, tb.msgs, m, 0);
+		for (int k = 0; k < r; k++)
+			sent += tb.npkts[k];
+		if (r < (int)m)
+			unfix(pkts, sent, i);
 		if (r < 0) {
 			int err = -errno;
 
@@ -190,8 +220,6 @@ int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int
 				continue;   /* again, one datagram per packet */
 			return sent ? (int)sent : err;
 		}
-		for (int k = 0; k < r; k++)
-			sent += tb.npkts[k];
 		if ((unsigned int)r < m)
 			return (int)sent;
 	}
