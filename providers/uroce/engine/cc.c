@@ -49,14 +49,13 @@
  *
  * ACK clocking of posts: a WQE posted to an RC QP that has packets
  * unacknowledged waits for the next response (or timer) of that QP, whose
- * handler sends everything the window allows in one transport call, or
- * for the application's next CQ poll (engine.c, send_held_posts),
- * whichever comes first; a post to a QP with nothing in flight is sent at
- * once.  So a stream of small posts leaves in bursts (one GSO datagram or
- * sendmmsg each) instead of one system call per post, as TCP's ACK clock
- * does: ib_send_bw -s 64 went from 0.070 to 0.42 Mpps on lo.  A ping-pong
- * (ib_*_lat) always posts to an idle QP and is not delayed.
- * UROCE_ACK_CLOCK=0 sends every post at once.
+ * handler sends everything the window allows in one transport call; a
+ * post to a QP with nothing in flight is sent at once.  So a stream of
+ * small posts leaves in bursts (one GSO datagram or sendmmsg each) instead
+ * of one system call per post, as TCP's ACK clock does: ib_send_bw -s 64
+ * went from 0.070 to 0.42 Mpps on lo.  A ping-pong (ib_*_lat) always
+ * posts to an idle QP and is not delayed.  UROCE_ACK_CLOCK=0 sends every
+ * post at once.
  */
 #include <stdlib.h>
 

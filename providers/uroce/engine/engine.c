@@ -244,36 +244,9 @@ static unsigned int rx_bursts(struct uroce_engine *eng, bool app)
  * wire itself, with no thread hop.  The transport's recv looks (a
  * non-blocking epoll, or an AF_XDP ring) without the engine's epoll set,
  * which is the progress thread's to change (poll.c). */
-/* The posts the ACK clock held since this thread's last poll: sent now,
- * all QPs' in one transport call. */
-static void send_held_posts(struct uroce_engine *eng)
-{
-	uint32_t qpns[UROCE_QPN_SET_MAX];
-	unsigned int n = uroce_qpn_set_take(&eng->held_posts, qpns);
-
-	if (!n)
-		return;
-	uroce_tx_begin(eng);
-	for (unsigned int i = 0; i < n; i++) {
-		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
-		struct uroce_qp_eng *qe;
-
-		if (!qp)
-			continue;
-		/* Not held any more if a response ran the requester meanwhile
-		 * (or the number is a new QP's). */
-		qe = qp->engine;
-		if (qe && qe->post_held)
-			uroce_req_progress(qp);
-		pthread_mutex_unlock(&qp->lock);
-	}
-	uroce_tx_end(eng);
-}
-
 void uroce_engine_poll(struct uroce_engine *eng)
 {
 	uroce_poll_app_polled(eng);
-	send_held_posts(eng);
 	/* The ACKs its last poll held: this thread did not post on their
 	 * QPs meanwhile, so they go now, before it looks for more. */
 	uroce_resp_flush_held(eng);
@@ -369,7 +342,7 @@ static void *progress_thread(void *arg)
 			got = progress_rx(eng);
 			/* Woken for packets an application thread took: leave the
 			 * wire to it for a while. */
-			if (uroce_poll_after_wake(eng))
+			if (uroce_poll_after_wake(eng, got))
 				progress_watch(eng, false);
 		} else if (uroce_poll_deferred(eng) && uroce_poll_check_due(eng)) {
 			/* Deferred: take what waits.  Packets nobody took, or no
@@ -493,8 +466,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 		snprintf(eng->nsid, sizeof(eng->nsid), "%s", strrchr(nsdir, '/') + 1);
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
-	uroce_qpn_set_init(&eng->held_acks);
-	uroce_qpn_set_init(&eng->held_posts);
+	pthread_mutex_init(&eng->held_lock, NULL);
 	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));
@@ -939,26 +911,12 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 	}
 }
 
-/* A post the ACK clock holds (cc.c) leaves with the QP's next response,
- * or at the application's next CQ poll, whichever comes first: a program
- * that posts a run of WRs and then polls sends the run at once, in one
- * transport call, instead of one round trip later. */
-static void hold_post(struct uroce_qp *qp)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	if (!qe->post_held && uroce_qpn_set_add(&qe->eng->held_posts, qp->vqp.qp.qp_num))
-		qe->post_held = true;
-}
-
 void uroce_engine_sq_posted(struct uroce_qp *qp)
 {
 	if (qp->state == IBV_QPS_ERR)
 		flush_queues(qp);
 	else if (!uroce_cc_post_waits(qp))
 		uroce_req_progress(qp);
-	else
-		hold_post(qp);
 }
 
 void uroce_engine_rq_posted(struct uroce_qp *qp)

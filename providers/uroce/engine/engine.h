@@ -20,7 +20,6 @@
 
 #include "qp.h"
 #include "qpn.h"
-#include "qpn_set.h"
 #include "transport.h"
 #include "upcalls.h"
 
@@ -51,10 +50,9 @@ struct uroce_engine {
 	_Atomic uint64_t acks_sent_gen; /* receive bursts whose ACKs are on the wire */
 	/* resp.c: QPs whose ACK an application's poll held back, to leave
 	 * with the QP's next requests or at the next call, or the tick. */
-	struct uroce_qpn_set held_acks;
-	/* QPs whose posts wait for the ACK clock (cc.c): an application's
-	 * next CQ poll sends them (uroce_engine_poll). */
-	struct uroce_qpn_set held_posts;
+	pthread_mutex_t held_lock;
+	atomic_uint n_held;
+	uint32_t held_qpn[64];
 
 	/* The device's transport (transport/transport.h): all the engine
 	 * knows of the network. */
@@ -74,7 +72,6 @@ struct uroce_engine {
 	enum uroce_watch { UROCE_WATCH_PROGRESS, UROCE_WATCH_DEFERRED } watch;
 	uint64_t poll_defer_ns;      /* UROCE_DEFER_US: how long a deferral lasts before a look */
 	uint64_t polls_seen;         /* app_polls at the last look */
-	uint64_t polls_at_busy;      /* app_polls at the last uroce_poll_keep_busy */
 	uint64_t app_cpu_ns;         /* CPU time of the application's threads at the last look */
 	uint64_t app_cpu_at_ns;      /* when that was */
 	bool app_idle;               /* they used little CPU of late: busy polling may run */
@@ -126,7 +123,6 @@ struct uroce_qp_eng {
 	struct uroce_engine *eng;
 	struct uroce_qp *qp;
 	bool armed;                  /* counted in eng->armed */
-	bool post_held;              /* in eng->held_posts: posts wait for an ACK or a poll */
 	uint32_t mtu;                /* path MTU in bytes */
 
 	/* requester */
@@ -297,7 +293,7 @@ void uroce_poll_app_polled(struct uroce_engine *eng);
  * deferred, whether a look is due, and after one that found GOT packets,
  * whether to watch again (the caller watches the fd again). */
 bool uroce_poll_deferred(const struct uroce_engine *eng);
-bool uroce_poll_after_wake(struct uroce_engine *eng);
+bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
 bool uroce_poll_check_due(struct uroce_engine *eng);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
 

@@ -126,20 +126,13 @@ static bool app_threads_idle(struct uroce_engine *eng, uint64_t now)
 bool uroce_poll_keep_busy(struct uroce_engine *eng, unsigned int got, uint64_t *until_ns)
 {
 	uint64_t now = uroce_now_ns();
-	uint64_t polls = atomic_load_explicit(&eng->app_polls, memory_order_relaxed);
-	bool app_polls = polls != eng->polls_at_busy;
 
-	eng->polls_at_busy = polls;
 	/* A stream: a wake-up that found a burst of packets is likely
 	 * followed by another within microseconds (ib_write_bw's server,
 	 * whose application sleeps).  Polling a little longer takes it
 	 * without being woken.  A ping-pong's wake-ups find one packet or
-	 * two, and never spin here; nor does a stream whose application
-	 * polls its CQ (ib_send_bw's server): its thread takes the packets,
-	 * and a second poller only contends with it for the receive lock. */
-	if (app_polls)
-		*until_ns = 0;
-	else if (got >= STREAM_BURST && now + STREAM_SPIN_NS > *until_ns)
+	 * two, and never spin here. */
+	if (got >= STREAM_BURST && now + STREAM_SPIN_NS > *until_ns)
 		*until_ns = now + STREAM_SPIN_NS;
 	if (!eng->busy_poll_ns)
 		return now < *until_ns;
@@ -182,20 +175,15 @@ bool uroce_poll_deferred(const struct uroce_engine *eng)
 	return eng->watch == UROCE_WATCH_DEFERRED;
 }
 
-bool uroce_poll_after_wake(struct uroce_engine *eng)
+bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 {
 	bool polled = app_polled_since(eng);
 
 	if (!eng->poll_defer_ns)
 		return false;
-	/* Not needed: an application thread polled the wire since the last
-	 * wake-up, and will again.  Whether this wake-up found the packets
-	 * gone or took them first, it only competed with that thread: on two
-	 * CPUs both spinning applications' threads, a progress thread that
-	 * took the ACKs of an ib_send_bw client while its application built
-	 * the next burst held its QP's lock through a preemption, and the
-	 * burst left 40 us late (docs/performance.md, "Who takes the ACKs"). */
-	eng->wasted_wakes = polled ? eng->wasted_wakes + 1 : 0;
+	/* Wasted: the packets the wake-up announced were gone, taken by an
+	 * application thread polling its CQ. */
+	eng->wasted_wakes = got == 0 && polled ? eng->wasted_wakes + 1 : 0;
 	if (eng->wasted_wakes < DEFER_AFTER_WASTED)
 		return false;
 	eng->wasted_wakes = 0;

@@ -312,10 +312,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 	bool sent_any = false;
 	uint32_t sent_from;
 
-	if (!qe)
-		return;
-	qe->post_held = false;
-	if ((qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
+	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
 	/* One window for the whole pass: the packet that fills it is the one
 	 * that asked for an ACK, even if other QPs change the share meanwhile. */

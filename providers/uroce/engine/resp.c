@@ -119,6 +119,23 @@ void uroce_resp_acks_begin(struct uroce_engine *eng)
 	acks.n = 0;
 }
 
+/* Keep QPN's due ACK for later (uroce_resp_flush_held); false: no room. */
+static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
+{
+	unsigned int n;
+	bool room;
+
+	pthread_mutex_lock(&eng->held_lock);
+	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
+	room = n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]);
+	if (room) {
+		eng->held_qpn[n] = qpn;
+		atomic_store(&eng->n_held, n + 1);
+	}
+	pthread_mutex_unlock(&eng->held_lock);
+	return room;
+}
+
 /*
  * The burst's ACKs leave now, or HOLD: an application thread's CQ poll ran
  * the burst, and that thread is about to see the completions.  Its ACK
@@ -137,7 +154,7 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
 	for (unsigned int i = 0; i < acks.n; i++) {
 		struct uroce_qp *qp;
 
-		if (hold && uroce_qpn_set_add(&eng->held_acks, acks.qpn[i])) {
+		if (hold && hold_ack(eng, acks.qpn[i])) {
 			held = true;
 			continue;
 		}
@@ -158,11 +175,16 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
 
 void uroce_resp_flush_held(struct uroce_engine *eng)
 {
-	uint32_t qpns[UROCE_QPN_SET_MAX];
-	unsigned int n = uroce_qpn_set_take(&eng->held_acks, qpns);
+	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
+	unsigned int n;
 
-	if (!n)
+	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
 		return;
+	pthread_mutex_lock(&eng->held_lock);
+	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
+	memcpy(qpns, eng->held_qpn, n * sizeof(qpns[0]));
+	atomic_store(&eng->n_held, 0);
+	pthread_mutex_unlock(&eng->held_lock);
 	uroce_tx_begin(eng);
 	for (unsigned int i = 0; i < n; i++) {
 		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
