@@ -45,18 +45,7 @@ struct udp_rxstate {
 	/* Sockets epoll reported and not yet drained: evs[evi..nev). */
 	struct epoll_event evs[RX_EVENTS];
 	int evi, nev;
-	/* The socket the last datagram came from (its epoll index), read
-	 * without asking epoll first on up to HOT_CALLS calls in a row. */
-	uint64_t hot_idx;
-	bool hot;
-	unsigned int since_epoll;
 };
-
-/* A busy poller of one flow (a ping-pong) reads its socket directly,
- * saving the epoll_wait before each recvmmsg; every HOT_CALLS-th call
- * asks epoll, so that the device's other sockets wait at most that many
- * calls. */
-#define HOT_CALLS 4
 
 int udp_rx_init(struct udp_xport *u)
 {
@@ -277,24 +266,14 @@ int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
 				break;
 			polled = true;
 			st->evi = 0;
-			if (st->hot && ++st->since_epoll < HOT_CALLS) {
-				st->evs[0].data.u64 = st->hot_idx;
-				st->nev = 1;
-			} else {
-				st->since_epoll = 0;
-				st->nev = epoll_wait(x->fd, st->evs, RX_EVENTS, 0);
-				if (st->nev <= 0) {
-					st->nev = 0;
-					break;
-				}
+			st->nev = epoll_wait(x->fd, st->evs, RX_EVENTS, 0);
+			if (st->nev <= 0) {
+				st->nev = 0;
+				break;
 			}
 		}
 		fd = idx_socket(u, st->evs[st->evi].data.u64, &rs);
 		n = fd > 0 ? read_socket(u, fd, rs, used, k) : 0;
-		if (n > 0) {
-			st->hot_idx = st->evs[st->evi].data.u64;
-			st->hot = true;
-		}
 		/* Empty (or an ICMP error on a connected socket), or drained:
 		 * epoll reports the socket again when more arrives. */
 		if (n < (int)k)
