@@ -207,6 +207,7 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	struct roce_net net;
 	struct iovec *iov, whole;
 	uint8_t *hdr, *tail;
+	bool in_one;
 	int h, k = 0;
 
 	if (txq.n && (txq.eng != eng || txq.n == TXQ_MAX ||
@@ -225,7 +226,8 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 			pkt->opcode);
 		return -EINVAL;
 	}
-	if (plen <= TX_WHOLE_MAX) {
+	in_one = plen <= TX_WHOLE_MAX;
+	if (in_one) {
 		/* Small: the payload joins the headers. */
 		whole = (struct iovec){ hdr + h, plen };
 		for (int i = 0, at = 0; i < n; at += (int)payload[i++].iov_len)
@@ -241,7 +243,7 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	/* Pad bytes are zero; the ICRC follows them. */
 	memset(tail, 0, padlen);
 	memcpy(tail + padlen, &crc, 4);
-	if (tail == hdr + h + plen) {
+	if (in_one) {
 		iov[k++] = (struct iovec){ hdr, h + plen + padlen + 4 };
 	} else {
 		iov[k++] = (struct iovec){ hdr, h };
