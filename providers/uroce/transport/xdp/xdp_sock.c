@@ -183,8 +183,8 @@ int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st)
 	return getsockopt(xsk_socket__fd(x->xsk), SOL_XDP, XDP_STATISTICS, st, &len) ? -errno : 0;
 }
 
-/* Take back the frames the kernel has finished sending. */
-static void reclaim(struct uroce_xsk *x)
+/* Take back the frames the kernel has finished sending; how many. */
+static uint32_t reclaim(struct uroce_xsk *x)
 {
 	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->nframes / 2, &idx);
 
@@ -192,6 +192,7 @@ static void reclaim(struct uroce_xsk *x)
 		x->free[x->n_free++] = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
 	if (n)
 		xsk_ring_cons__release(&x->cq, n);
+	return n;
 }
 
 uint8_t *uroce_xsk_tx_frame(struct uroce_xsk *x, uint64_t *addr)
@@ -283,6 +284,40 @@ int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
 	x->tx_queued = tx_pending(x);
 	reclaim(x);
 	return ret;
+}
+
+/* Descriptors submitted to the TX ring that the kernel has not taken: from
+ * the ring's shared indexes only (producers change cached_prod under their
+ * lock; submit publishes it with a release store). */
+static uint32_t submitted_pending(const struct uroce_xsk *x)
+{
+	return __atomic_load_n(x->tx.producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+int uroce_xsk_push(struct uroce_xsk *x)
+{
+	for (uint32_t before; (before = submitted_pending(x)) != 0;) {
+		if (!xsk_ring_prod__needs_wakeup(&x->tx) && x->zerocopy)
+			return 0;
+		if (sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+			return -errno;
+		/* Took nothing (a full completion ring, veth's backpressure):
+		 * what is left is settle's to count, the progress thread's to
+		 * send (xport_xdp.c). */
+		if (submitted_pending(x) >= before)
+			return 0;
+	}
+	return 0;
+}
+
+uint32_t uroce_xsk_settle(struct uroce_xsk *x)
+{
+	uint32_t n = reclaim(x);
+
+	x->tx_queued = tx_pending(x);
+	return n;
 }
 
 static uint8_t *rx_data(const struct uroce_xsk *x, const struct xdp_desc *d)

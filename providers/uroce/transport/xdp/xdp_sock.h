@@ -75,6 +75,16 @@ int uroce_xsk_tx_put(struct uroce_xsk *x, const uint64_t *addrs, uint32_t nframe
 /* Hand the queue to the kernel, waiting up to STALL_MS (1 ms steps) while
  * it takes nothing; what is still queued then is left in tx_queued. */
 int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms);
+/* The kick in two halves, so that the sending half runs without the
+ * producers' lock (a copy-mode sendto() runs the whole path to the peer's
+ * socket, microseconds in which other threads would sleep on that lock):
+ * push calls sendto() until the submitted descriptors are taken or a call
+ * takes nothing, touching only the ring's shared indexes, and may run
+ * beside producers; settle, under their lock, takes back the completed
+ * frames and counts what is left in tx_queued.  settle returns how many
+ * frames it took back.  Returns of push: 0, or -errno of sendto(). */
+int uroce_xsk_push(struct uroce_xsk *x);
+uint32_t uroce_xsk_settle(struct uroce_xsk *x);
 /* How long uroce_xsk_kick waits when a frame is needed and none is free. */
 #define UROCE_XSK_KICK_STALL_MS 3000
 
