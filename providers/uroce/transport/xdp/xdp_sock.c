@@ -235,10 +235,24 @@ int uroce_xsk_tx_put(struct uroce_xsk *x, const uint64_t *addrs, uint32_t nframe
 	return 0;
 }
 
-/* Descriptors on the TX ring the kernel has not taken yet. */
+/* Descriptors on the TX ring the kernel has not taken yet: from the ring's
+ * shared indexes only, so that uroce_xsk_push may ask without the
+ * producers' lock (uroce_xsk_tx_put submits what it reserves at once, so
+ * no reserved descriptor is left out). */
 static uint32_t tx_pending(const struct uroce_xsk *x)
 {
-	return x->tx.cached_prod - __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(x->tx.producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+/* One copy-mode send call; 0, or -errno for a failure other than "the
+ * batch ended / the queue is full for now" (EAGAIN, EBUSY, ENOBUFS). */
+static int tx_call(struct uroce_xsk *x)
+{
+	if (sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+		return -errno;
+	return 0;
 }
 
 /* On veth with RPS, copy-mode TX stalled for more than 100 ms at a time,
@@ -266,11 +280,9 @@ int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
 
 		if (!xsk_ring_prod__needs_wakeup(&x->tx) && x->zerocopy)
 			break;
-		if (sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-			ret = -errno;
+		ret = tx_call(x);
+		if (ret)
 			break;
-		}
 		reclaim(x);
 		if (tx_pending(x) < before)
 			continue;
@@ -286,28 +298,19 @@ int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
 	return ret;
 }
 
-/* Descriptors submitted to the TX ring that the kernel has not taken: from
- * the ring's shared indexes only (producers change cached_prod under their
- * lock; submit publishes it with a release store). */
-static uint32_t submitted_pending(const struct uroce_xsk *x)
-{
-	return __atomic_load_n(x->tx.producer, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
-}
-
 int uroce_xsk_push(struct uroce_xsk *x)
 {
-	for (uint32_t before; (before = submitted_pending(x)) != 0;) {
+	for (uint32_t before; (before = tx_pending(x)) != 0;) {
+		int ret;
+
 		if (!xsk_ring_prod__needs_wakeup(&x->tx) && x->zerocopy)
 			return 0;
-		if (sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
-			return -errno;
+		ret = tx_call(x);
 		/* Took nothing (a full completion ring, veth's backpressure):
 		 * what is left is settle's to count, the progress thread's to
 		 * send (xport_xdp.c). */
-		if (submitted_pending(x) >= before)
-			return 0;
+		if (ret || tx_pending(x) >= before)
+			return ret;
 	}
 	return 0;
 }
