@@ -8,7 +8,8 @@
 # Two namespaces joined by a veth, a device in each.  Another program in
 # the first: a Python process that holds every port of 0xC000-0xFFFF it
 # can bind on that side's address, without SO_REUSEPORT.  Then an RC and a
-# UD pingpong with data checks across the veth, the counter of that side,
+# UD pingpong with data checks across the veth, the counter of that side
+# and the peer's move of its RC connection to the new port,
 # and a capture of that side's interface (tshark as the judge) showing
 # that none of its packets left from a held port.
 . "$(dirname "$0")/../lib/common.sh"
@@ -66,4 +67,8 @@ for p in $ports; do
 	[ "$p" -lt $((0xC000)) ] || fail "a packet left $ADDR_A from port $p, held by the holder"
 done
 kill -0 $holder 2>/dev/null || fail "the holder died"
-pass "$held ports held: the QPs sent from $(echo $ports | tr '\n' ' ')(sport_taken $taken)"
+# The other side's RC QP took packets from that unpredicted port: it moved
+# its connection there once (docs/engine.md).
+moved=$(ip netns exec $VETH_B timeout 10 "$UROCE" stat -a $DEV_B | awk '$1 == "conn_resteers" { print $2 }')
+[ "${moved:-0}" -ge 1 ] || fail "the peer never moved its RC QP's connection to the new port (conn_resteers ${moved:-0})"
+pass "$held ports held: the QPs sent from $(echo $ports | tr '\n' ' ')(sport_taken $taken, peer's conn_resteers $moved)"

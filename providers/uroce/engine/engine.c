@@ -162,23 +162,28 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 		forward(eng, qpn, rx);
 		return;
 	}
+	struct uroce_qp_eng *qe = qp->engine;
+	uint32_t epsn = qe->epsn, una = qe->una_psn;
+
+	if (pkt.is_response)
+		uroce_comp_rx(qp, &pkt);
+	else
+		uroce_resp_rx(qp, &pkt, rx);
 	/* A peer whose source port we could not predict (another RoCE
 	 * implementation): connect to where it really sends from, so the rest
-	 * of the connection comes here directly. */
-	struct uroce_qp_eng *qe = qp->engine;
+	 * of the connection comes here directly.  Only for a packet the QP
+	 * took (a new request, a response that acknowledged something): any
+	 * host can send a packet with a far-off PSN from any port, and such
+	 * a packet must not move the connection (tests/faults/hostile.sh). */
 	if (qp->vqp.qp.qp_type != IBV_QPT_UD && rx->src_port != qe->conn_port &&
 	    qp->state >= IBV_QPS_RTR && qp->state <= IBV_QPS_SQE && qe->reconnects < 4 &&
-	    eng->xport->ops->steer) {
+	    (qe->epsn != epsn || qe->una_psn != una) && eng->xport->ops->steer) {
 		qe->reconnects++;
 		uroce_count(eng, UROCE_STAT_CONN_RESTEERS, 1);
 		if (eng->xport->ops->steer(eng->xport, qpn, rx->family, rx->dst_ip, rx->src_ip,
 					   rx->src_port) == 0)
 			qe->conn_port = rx->src_port;
 	}
-	if (pkt.is_response)
-		uroce_comp_rx(qp, &pkt);
-	else
-		uroce_resp_rx(qp, &pkt, rx);
 	pthread_mutex_unlock(&qp->lock);
 }
 
