@@ -30,7 +30,8 @@ stat_of() { # stat_of NAME: the server device's counter
 }
 names="rx_packets drop_truncated drop_bad_length drop_bad_tver drop_bad_opcode drop_bad_pad
 	drop_bad_payload drop_bad_icrc drop_unknown_qp drop_bad_pkey drop_bad_qkey
-	out_of_sequence duplicate_requests drop_invalid_duplicate drop_stale_response drop_qp_state"
+	out_of_sequence duplicate_requests drop_invalid_duplicate drop_stale_response drop_qp_state
+	conn_resteers"
 declare -A before after
 for n in $names; do before[$n]=$(stat_of $n); done
 
@@ -58,8 +59,13 @@ wait $spid || rc=$((rc ? rc : $?))
 echo "(seed $seed)"
 if [ $rc -ne 0 ]; then
 	echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"
+	echo "--- uroce stat of the server's device"
+	ip netns exec $VETH_A "$UROCE" stat -a $DEV_A | awk '$2 > 0'
 	echo "--- uroce stat of the client's device"
 	ip netns exec $VETH_B "$UROCE" stat -a $DEV_B | awk '$2 > 0'
+	echo "--- the veth pair (TX dropped: the kernel's veth found its peer's ring full)"
+	ip -n $VETH_A -s link show dev pa${VETH_A#uroceP37a}
+	ip -n $VETH_B -s link show dev pb${VETH_B#uroceP37b}
 	fail "verbs_verify under hostile traffic (exit $rc)"
 fi
 grep -h "passed" "$log" "$log.c"
@@ -96,4 +102,8 @@ handled=$(( $(d out_of_sequence) + $(d duplicate_requests) + $(d drop_invalid_du
 # acknowledged: every one dropped as stale (the QPs are live throughout).
 [ $(d drop_stale_response) -ge $(sent stale_resp) ] ||
 	fail "stale responses: $(d drop_stale_response) dropped of $(sent stale_resp)"
+# Only a packet a QP takes may move its connection to another source port
+# (docs/engine.md): the hostile ones come from random ports, the client's
+# from the ports uroce predicts.
+[ $(d conn_resteers) -eq 0 ] || fail "hostile packets moved a QP's connection $(d conn_resteers) times"
 pass "verbs_verify intact under $total hostile packets; drops counted by reason"
