@@ -160,8 +160,27 @@ make_veth() {
 	ip -n "$4" link set "$5" up
 	keep_order "$1" "$2"
 	keep_order "$4" "$5"
+	veth_backpressure "$1" "$2"
+	veth_backpressure "$4" "$5"
 	wait_oper_up "$1" "$2"
 	wait_oper_up "$4" "$5"
+}
+
+# veth_backpressure NS IF: a burst towards an XDP peer waits instead of
+# being dropped.  A veth whose peer runs an XDP program (an xdp device)
+# hands each frame to a ring of 256 that the peer's NAPI empties; with no
+# qdisc (a veth's default) a frame that finds it full is dropped, counted
+# only as the veth's TX dropped.  When that NAPI runs late (ksoftirqd
+# preempted on a loaded machine), one UC message of 1 MiB (1024 packets)
+# overflows it and is lost: xdp_hostile lost a UC WRITE that way in about
+# one loaded run of 20, 121 frames dropped at the client's veth.  Linux
+# 6.16 and later stop the veth's queue instead when it has a qdisc; a
+# pfifo holding UROCE_TEST_VETH_QUEUE frames (8192, eight such bursts)
+# keeps them until the ring has room, the way deep_backlog does for the
+# kernel's backlog.  An older kernel drops as before.
+veth_backpressure() {
+	ip netns exec "$1" tc qdisc replace dev "$2" root pfifo limit "${UROCE_TEST_VETH_QUEUE:-8192}" 2>/dev/null ||
+		echo "note: no qdisc on $2 in $1: a burst towards an XDP peer may be dropped" >&2
 }
 
 # Wait (at most 10 s) until link DEV in namespace NS is operationally up:
