@@ -66,6 +66,9 @@ if [ $rc -ne 0 ]; then
 	echo "--- the veth pair (TX dropped: the kernel's veth found its peer's ring full)"
 	ip -n $VETH_A -s link show dev pa${VETH_A#uroceP37a}
 	ip -n $VETH_B -s link show dev pb${VETH_B#uroceP37b}
+	ip netns exec $VETH_B tc -s qdisc show dev pb${VETH_B#uroceP37b}
+	echo "--- the server's veth (rx_queue_N_drops: a redirect to its AF_XDP socket failed)"
+	ip netns exec $VETH_A ethtool -S pa${VETH_A#uroceP37a} 2>&1 | awk '$2 != 0'
 	fail "verbs_verify under hostile traffic (exit $rc)"
 fi
 grep -h "passed" "$log" "$log.c"
