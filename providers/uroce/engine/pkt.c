@@ -193,6 +193,26 @@ static uint16_t local_port(struct uroce_engine *eng, const struct uroce_av *av,
 	return port;
 }
 
+/* The Ethernet addresses a trace records for a packet sent on PATH: the
+ * frame's where the transport builds frames, else made up (a socket's
+ * datagram gets them from the kernel, after us). */
+static void tx_macs(struct uroce_engine *eng, struct roce_net *net, const struct uroce_path *path)
+{
+	if (!eng->xport->ops->macs || eng->xport->ops->macs(eng->xport, path, net->smac, net->dmac))
+		roce_net_fake_macs(net);
+}
+
+/* ... and for a packet received: the frame's, or made up. */
+static void rx_macs(struct roce_net *net, const struct uroce_rx *rx)
+{
+	if (!rx->has_macs) {
+		roce_net_fake_macs(net);
+		return;
+	}
+	memcpy(net->smac, rx->smac, 6);
+	memcpy(net->dmac, rx->dmac, 6);
+}
+
 /* Build the packet into the queue's next slot; trace it.  A UD packet to
  * another process of this device goes to it directly, never through the
  * shared ADDR:4791 sockets (docs/engine.md); the queue (the wire) if that
@@ -262,8 +282,8 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 		txq.n++;
 		txq.used = (size_t)(tail + padlen + 4 - txq.bytes);
 	}
-	if (trace) {
-		roce_net_fake_macs(&net);
+	if (trace || uroce_tracing) {
+		tx_macs(eng, &net, &txq.paths[s]);
 		roce_pcap_write(trace, &net, iov, k);
 	}
 	UROCE_TRACE(uroce_trace_pkt(t0, true, &net, iov, k));
@@ -303,10 +323,10 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	r = roce_parse(rx->buf, rx->len, p);
 	if (r == ROCE_OK)
 		r = roce_icrc_check(&net, rx->buf, rx->len);
-	if (trace) {
+	if (trace || uroce_tracing) {
 		struct iovec v = { rx->buf, rx->len };
 
-		roce_net_fake_macs(&net);
+		rx_macs(&net, rx);
 		roce_pcap_write(trace, &net, &v, 1);
 	}
 	UROCE_TRACE(uroce_trace_rx(&net, rx->buf, rx->len));

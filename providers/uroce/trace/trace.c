@@ -234,7 +234,7 @@ void uroce_trace_pkt(uint64_t ts, bool out, struct roce_net *net, const struct i
 {
 	struct roce_pcap *f = trace_file();
 
-	roce_net_fake_macs(net);
+	/* NET's MACs: the caller's (engine/pkt.c: the frame's, or made up). */
 	roce_pcap_write_at(f, ts, out, net, iov, n);
 }
 

@@ -75,6 +75,11 @@ struct uroce_rx {
 	bool ip_id_exact;
 	bool df;
 	bool forwarded;              /* came from another process: never forward again */
+	/* A frame transport: the frame's Ethernet addresses (UROCE_PCAP
+	 * records them; a socket transport has none and the record's are
+	 * made up). */
+	bool has_macs;
+	uint8_t smac[6], dmac[6];
 };
 
 /* What a transport can do; fixed from open to close. */
@@ -154,6 +159,13 @@ struct uroce_xport_ops {
 	 * recv.  0 or -errno (-ENOSPC: no room for another group). */
 	int (*mcast_join)(struct uroce_xport *x, int family, const uint8_t *group);
 	void (*mcast_leave)(struct uroce_xport *x, const uint8_t *group);
+	/* The Ethernet addresses a frame to PATH leaves with (a frame
+	 * transport; for UROCE_PCAP's records), without waiting for a
+	 * neighbour resolution.  0, or -errno where no frame of this
+	 * transport would carry it (another host not yet resolved, this
+	 * host: the udp transport beneath). */
+	int (*macs)(struct uroce_xport *x, const struct uroce_path *path, uint8_t *smac,
+		    uint8_t *dmac);
 };
 
 /* Packets the transport still holds after a stalled send: call tx_flush. */

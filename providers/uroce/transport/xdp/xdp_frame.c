@@ -96,5 +96,8 @@ int uroce_frame_parse(uint8_t *frame, uint32_t len, struct uroce_rx *rx)
 	rx->ip_id = net.ip_id;
 	rx->df = net.df;
 	rx->ip_id_exact = net.family == AF_INET;
+	rx->has_macs = true;
+	memcpy(rx->smac, net.smac, 6);
+	memcpy(rx->dmac, net.dmac, 6);
 	return 0;
 }

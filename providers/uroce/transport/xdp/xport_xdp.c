@@ -568,6 +568,24 @@ static int xdp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint
 	return ret;
 }
 
+static int xdp_macs(struct uroce_xport *x, const struct uroce_path *path, uint8_t *smac,
+		    uint8_t *dmac)
+{
+	struct xdp_xport *t = xx(x);
+	bool local = false;
+	int ret;
+
+	if (!t->xsk)
+		return -EOPNOTSUPP;
+	ret = uroce_xdp_nl_resolve(t->nl, path->family, path->dst, 0, dmac, &local);
+	if (ret)
+		return ret;
+	if (local)
+		return -EHOSTUNREACH;
+	memcpy(smac, t->mac, 6);
+	return 0;
+}
+
 static void xdp_unsteer(struct uroce_xport *x, uint32_t qpn)
 {
 	struct xdp_xport *t = xx(x);
@@ -629,6 +647,7 @@ const struct uroce_xport_ops uroce_xdp_ops = {
 	.forward = xdp_forward,
 	.steer = xdp_steer,
 	.unsteer = xdp_unsteer,
+	.macs = xdp_macs,
 	.claim_port = xdp_claim_port,
 	.send_local = xdp_send_local,
 	.mcast_join = xdp_mcast_join,
