@@ -36,14 +36,23 @@ declare -A before after
 for n in $names; do before[$n]=$(stat_of $n); done
 
 port=$((PAIR_PORT + 7)) seed=$RANDOM stop=$log.stop
-ip netns exec $VETH_A timeout 250 "$UROCE" run "$VERBS_VERIFY" -d $DEV_A -g $GID_A -p $port -n 50 -s $seed >"$log" 2>&1 &
+# Over xdp, UC is left out (-U): a UC message towards the xdp end is lost
+# when the veth's ring towards its XDP program fills on a loaded machine,
+# or its packets reach the engine out of order (seen with nothing lost:
+# the engine saw PSN n+1 before n); UC has no recovery (IBTA 9.8).  CI
+# failed on it twice; docs/xdp.md, "A veth peer drops what its XDP end's
+# ring cannot hold", says what is known.  The attack aims at the RC and UD
+# QPs, which stay.
+vv_opts=
+[ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || vv_opts=-U
+ip netns exec $VETH_A timeout 250 "$UROCE" run "$VERBS_VERIFY" -d $DEV_A -g $GID_A -p $port -n 50 -s $seed $vv_opts >"$log" 2>&1 &
 spid=$!
 on_exit "kill $spid"
 wait_listen $port $spid 60 $VETH_A || fail "verbs_verify's server never listened on port $port"
 # The client runs rounds over the same QPs until the stop file exists: the
 # attack always meets live connections, however fast or slow the machine.
 ip netns exec $VETH_B timeout 250 "$UROCE" run "$VERBS_VERIFY" -d $DEV_B -g $GID_B -p $port -n 50 -s $seed \
-	-u "$stop" $ADDR_A >"$log.c" 2>&1 &
+	$vv_opts -u "$stop" $ADDR_A >"$log.c" 2>&1 &
 cpid=$!
 on_exit "kill $cpid"
 on_exit "rm -f '$stop'"

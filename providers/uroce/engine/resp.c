@@ -731,6 +731,9 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		 * at the next first/only packet. */
 		if (d != 0) {
 			if (!pkt->first) {
+				if (uroce_debug && !qe->uc_drop)
+					fprintf(stderr, "uroce: QP %u UC message dropped: psn %u, expected %u\n",
+						qp->vqp.qp.qp_num, pkt->psn, qe->epsn);
 				qe->uc_drop = true;
 				uroce_count(eng_of(qp), UROCE_STAT_DROP_UC_PARTIAL, 1);
 				return;
@@ -747,8 +750,12 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		if ((pkt->kind == ROCE_K_SEND && do_send(qp, pkt)) ||
 		    (pkt->kind == ROCE_K_WRITE && kind_allowed(qp, pkt) && do_write(qp, pkt)))
 			qe->epsn = psn_add(pkt->psn, 1);
-		else if (qp->state != IBV_QPS_ERR)
+		else if (qp->state != IBV_QPS_ERR) {
+			if (uroce_debug)
+				fprintf(stderr, "uroce: QP %u UC message dropped at psn %u (opcode 0x%02x): no receive WQE or not allowed\n",
+					qp->vqp.qp.qp_num, pkt->psn, pkt->opcode);
 			qe->uc_drop = !pkt->last;
+		}
 		return;
 	}
 
