@@ -732,8 +732,9 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		if (d != 0) {
 			if (!pkt->first) {
 				if (uroce_debug && !qe->uc_drop)
-					fprintf(stderr, "uroce: QP %u UC message dropped: psn %u, expected %u\n",
-						qp->vqp.qp.qp_num, pkt->psn, qe->epsn);
+					fprintf(stderr, "uroce: QP %u UC message dropped: psn %u, expected %u (%s)\n",
+						qp->vqp.qp.qp_num, pkt->psn, qe->epsn,
+						rx->has_macs ? "frame" : "socket");
 				qe->uc_drop = true;
 				uroce_count(eng_of(qp), UROCE_STAT_DROP_UC_PARTIAL, 1);
 				return;
@@ -744,6 +745,9 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		if (pkt->first)
 			qe->uc_drop = false;
 		if (qe->uc_drop) {
+			if (uroce_debug && d == 0)
+				fprintf(stderr, "uroce: QP %u UC psn %u dropped with its message (%s)\n",
+					qp->vqp.qp.qp_num, pkt->psn, rx->has_macs ? "frame" : "socket");
 			qe->epsn = psn_add(pkt->psn, 1);
 			return;
 		}
