@@ -400,13 +400,17 @@ static void dump_counters(struct uroce_engine *eng)
 
 /* ... and at exit for the devices a program did not close (perftest
  * exits without closing after a failed completion: the counters of a
- * failed run are the ones wanted most). */
+ * failed run are the ones wanted most), after the transport has added
+ * what the kernel still held for it. */
 __attribute__((destructor)) static void dump_open_engines(void)
 {
-	if (!stats_wanted() || pthread_mutex_trylock(&engines_lock))
+	if (pthread_mutex_trylock(&engines_lock))
 		return;
-	for (struct uroce_engine *eng = engines; eng; eng = eng->next)
+	for (struct uroce_engine *eng = engines; eng; eng = eng->next) {
+		if (eng->xport && eng->xport->ops->sync_counters)
+			eng->xport->ops->sync_counters(eng->xport);
 		dump_counters(eng);
+	}
 	pthread_mutex_unlock(&engines_lock);
 }
 

@@ -166,6 +166,11 @@ struct uroce_xport_ops {
 	 * host: the udp transport beneath). */
 	int (*macs)(struct uroce_xport *x, const struct uroce_path *path, uint8_t *smac,
 		    uint8_t *dmac);
+	/* Add to the device's counters what the kernel counted for this
+	 * transport and it has not read yet (AF_XDP's socket statistics, read
+	 * every 10 ms while receiving).  Called at the exit of a program that
+	 * did not close its device: the counts a failed run is read for. */
+	void (*sync_counters)(struct uroce_xport *x);
 };
 
 /* Packets the transport still holds after a stalled send: call tx_flush. */

@@ -68,7 +68,6 @@ struct xdp_xport {
 	struct xdp_statistics seen[MAX_QUEUES];   /* the sockets' counters already counted */
 	uint64_t stats_ns;                  /* when they were read */
 	bool accounting;                    /* a thread is adding them (account_xsk) */
-	struct xdp_xport *next_open;        /* the process's open ones (open_list) */
 	uint8_t steered[UROCE_XDP_MAX_QPNS / 8];   /* QPNs we entered in the map */
 };
 
@@ -82,10 +81,6 @@ static void count(struct xdp_xport *t, enum uroce_stat e, uint64_t n)
 	if (t->counters && n)
 		uroce_stat_add(t->counters, e, n);
 }
-
-/* Every xdp transport this process has open, for the counters at exit. */
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xdp_xport *open_list;
 
 /* Add what the kernel counted for the socket since the last look (frames
  * it dropped on the way in, descriptors it refused) to the device's
@@ -122,28 +117,11 @@ static void account_xsk(struct xdp_xport *t, bool force)
 	__atomic_store_n(&t->accounting, false, __ATOMIC_RELEASE);
 }
 
-/* A program that exits without closing its device (verbs_verify and
- * perftest after a failure) would leave the kernel's last 10 ms of drops,
- * or more if nothing arrived since, out of its counters: the ones a
- * failed run is read for. */
-__attribute__((destructor)) static void account_open_at_exit(void)
+/* At the exit of a program that did not close its device (engine.c):
+ * the kernel's counts since the receiving thread last looked. */
+static void xdp_sync_counters(struct uroce_xport *x)
 {
-	if (pthread_mutex_trylock(&open_lock))
-		return;
-	for (struct xdp_xport *t = open_list; t; t = t->next_open)
-		account_xsk(t, true);
-	pthread_mutex_unlock(&open_lock);
-}
-
-static void open_list_del(struct xdp_xport *t)
-{
-	pthread_mutex_lock(&open_lock);
-	for (struct xdp_xport **p = &open_list; *p; p = &(*p)->next_open)
-		if (*p == t) {
-			*p = t->next_open;
-			break;
-		}
-	pthread_mutex_unlock(&open_lock);
+	account_xsk(xx(x), true);
 }
 
 static void xdp_close(struct uroce_xport *x)
@@ -151,7 +129,6 @@ static void xdp_close(struct uroce_xport *x)
 	struct xdp_xport *t = xx(x);
 	uint32_t qpn;
 
-	open_list_del(t);
 	account_xsk(t, true);
 
 	if (t->xsk && t->have_prog)
@@ -351,10 +328,6 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 				   t->xsk ? t->rx_max_len - MAX_HLEN : 0;
 	t->head.caps.rx_coalescing = t->udp && t->udp->caps.rx_coalescing;
 	t->head.caps.frames = t->xsk != NULL;
-	pthread_mutex_lock(&open_lock);
-	t->next_open = open_list;
-	open_list = t;
-	pthread_mutex_unlock(&open_lock);
 	*out = &t->head;
 	return 0;
 fail_say:
@@ -648,6 +621,7 @@ const struct uroce_xport_ops uroce_xdp_ops = {
 	.steer = xdp_steer,
 	.unsteer = xdp_unsteer,
 	.macs = xdp_macs,
+	.sync_counters = xdp_sync_counters,
 	.claim_port = xdp_claim_port,
 	.send_local = xdp_send_local,
 	.mcast_join = xdp_mcast_join,
