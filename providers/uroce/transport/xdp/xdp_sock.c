@@ -26,7 +26,7 @@
 static int bind_socket(struct uroce_xsk *x, const char *ifname, uint32_t queue, uint16_t mode)
 {
 	struct xsk_socket_config cfg = {
-		.rx_size = x->nframes / 2, .tx_size = x->nframes / 2,
+		.rx_size = x->rx_frames, .tx_size = x->tx_frames,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.bind_flags = mode | XDP_USE_NEED_WAKEUP,
 	};
@@ -71,22 +71,23 @@ static void fill(struct uroce_xsk *x, const uint64_t *addrs, uint32_t n)
 	xsk_ring_prod__submit(&x->fq, n);
 }
 
-struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nframes, char *err,
-				 size_t errlen)
+struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t rx_frames,
+				 uint32_t tx_frames, char *err, size_t errlen)
 {
-	size_t size = (size_t)nframes * UROCE_XSK_FRAME_SIZE;
+	size_t size = (size_t)(rx_frames + tx_frames) * UROCE_XSK_FRAME_SIZE;
 	struct xsk_umem_config ucfg = {
-		.fill_size = nframes / 2, .comp_size = nframes / 2,
+		.fill_size = rx_frames, .comp_size = tx_frames,
 		.frame_size = UROCE_XSK_FRAME_SIZE,
 	};
 	struct uroce_xsk *x = calloc(1, sizeof(*x));
-	uint64_t rx_frames[UROCE_XSK_BATCH];
+	uint64_t batch[UROCE_XSK_BATCH];
 	int ret;
 
 	if (!x)
 		return NULL;
-	x->nframes = nframes;
-	x->free = calloc(nframes / 2, sizeof(x->free[0]));
+	x->rx_frames = rx_frames;
+	x->tx_frames = tx_frames;
+	x->free = calloc(tx_frames, sizeof(x->free[0]));
 	if (!x->free) {
 		snprintf(err, errlen, "%s: %s", ifname, strerror(errno));
 		goto fail_errno;
@@ -102,7 +103,8 @@ struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nf
 		errno = -ret;
 		snprintf(err, errlen, "%s: AF_XDP UMEM: %s%s", ifname, strerror(-ret),
 			 ret == -EPERM ? " (AF_XDP sockets need CAP_NET_RAW)" :
-			 ret == -EAFNOSUPPORT ? " (the kernel has no CONFIG_XDP_SOCKETS)" : "");
+			 ret == -EAFNOSUPPORT ? " (the kernel has no CONFIG_XDP_SOCKETS)" :
+			 ret == -ENOBUFS ? " (more than RLIMIT_MEMLOCK lets this user pin)" : "");
 		goto fail_errno;
 	}
 	ret = bind_best(x, ifname, queue);
@@ -124,13 +126,13 @@ struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nf
 		x->rx_max_len *= UROCE_XSK_MAX_FRAGS;
 		x->tx_max_len *= UROCE_XSK_MAX_FRAGS;
 	}
-	/* The first half of the frames receive, the second half send. */
-	for (uint32_t f = 0; f < nframes / 2; f += UROCE_XSK_BATCH) {
+	/* The first rx_frames receive, the rest send. */
+	for (uint32_t f = 0; f < rx_frames; f += UROCE_XSK_BATCH) {
 		for (uint32_t i = 0; i < UROCE_XSK_BATCH; i++)
-			rx_frames[i] = (uint64_t)(f + i) * UROCE_XSK_FRAME_SIZE;
-		fill(x, rx_frames, UROCE_XSK_BATCH);
+			batch[i] = (uint64_t)(f + i) * UROCE_XSK_FRAME_SIZE;
+		fill(x, batch, UROCE_XSK_BATCH);
 	}
-	for (uint32_t f = nframes / 2; f < nframes; f++)
+	for (uint32_t f = rx_frames; f < rx_frames + tx_frames; f++)
 		x->free[x->n_free++] = (uint64_t)f * UROCE_XSK_FRAME_SIZE;
 	return x;
 fail_errno:
@@ -164,7 +166,7 @@ void uroce_xsk_close(struct uroce_xsk *x)
 	if (x->umem)
 		xsk_umem__delete(x->umem);
 	if (x->area)
-		munmap(x->area, (size_t)x->nframes * UROCE_XSK_FRAME_SIZE);
+		munmap(x->area, (size_t)(x->rx_frames + x->tx_frames) * UROCE_XSK_FRAME_SIZE);
 	free(x->joined);
 	free(x->free);
 	free(x);
@@ -186,7 +188,7 @@ int uroce_xsk_stats(const struct uroce_xsk *x, struct xdp_statistics *st)
 /* Take back the frames the kernel has finished sending; how many. */
 static uint32_t reclaim(struct uroce_xsk *x)
 {
-	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->nframes / 2, &idx);
+	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->tx_frames, &idx);
 
 	for (uint32_t i = 0; i < n; i++)
 		x->free[x->n_free++] = *xsk_ring_cons__comp_addr(&x->cq, idx + i);

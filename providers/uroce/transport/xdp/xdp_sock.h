@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * One AF_XDP socket: its UMEM and four rings (libxdp's xsk API).  The
- * UMEM's first half is lent to the kernel through the fill ring for
- * receiving, the second half holds frames being sent.  Where the kernel
+ * UMEM's first rx_frames are lent to the kernel through the fill ring for
+ * receiving, the tx_frames after them hold frames being sent.  Where the kernel
  * has multi-buffer sockets (XDP_USE_SG, Linux 6.6), a packet may span up
  * to UROCE_XSK_MAX_FRAGS frames each way: a 4096-byte IB MTU packet is
  * longer than one frame.
@@ -16,11 +16,19 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-/* UMEM frames of a socket (a power of 2): UROCE_XSK_FRAMES for the one
- * socket of a single-queue interface; a multi-queue one's sockets share
- * out about as many, at least UROCE_XSK_MIN_FRAMES each. */
-#define UROCE_XSK_FRAMES 4096
-#define UROCE_XSK_MIN_FRAMES 1024
+/* Receive frames (a power of 2): UROCE_XSK_RX_FRAMES for the one socket
+ * of a single-queue interface (32 MiB, what the udp transport's receive
+ * buffers hold); a multi-queue one's sockets share out about as many, at
+ * least UROCE_XSK_MIN_RX_FRAMES each.  They are what a receiver that is
+ * not scheduled can take meanwhile: with 2048 a UC flood into a loaded
+ * machine lost 13-17 % of its packets, with 8192 none (docs/xdp.md,
+ * "Receive frames").  UROCE_XDP_RX_FRAMES sets the total.  The socket
+ * that sends (queue 0's) has UROCE_XSK_TX_FRAMES more, the others
+ * UROCE_XSK_BATCH. */
+#define UROCE_XSK_RX_FRAMES 8192
+#define UROCE_XSK_MIN_RX_FRAMES 1024
+#define UROCE_XSK_TX_FRAMES 2048
+#define UROCE_XSK_MIN_TX_FRAMES 256
 #define UROCE_XSK_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 #define UROCE_XSK_BATCH 64
 /* Frames one packet may span (multi-buffer): the longest RoCE packet, IB
@@ -42,20 +50,23 @@ struct uroce_xsk {
 	uint32_t rx_max_len;        /* the longest frame it receives */
 	uint32_t tx_max_len;        /* the longest frame it sends */
 	uint32_t tx_queued;         /* descriptors on the TX ring the kernel has not sent */
-	uint32_t nframes;           /* UMEM frames; each ring holds half as many */
+	uint32_t rx_frames;         /* UMEM frames lent to the kernel to receive into */
+	uint32_t tx_frames;         /* UMEM frames after them, to send from */
 	uint32_t n_free;
 	uint32_t rx_nframes;        /* frames of the packets the caller still reads */
 	uint64_t rx_addrs[UROCE_XSK_BATCH];
 	uint8_t *joined;            /* sg: a multi-buffer packet's frames, one after another */
-	uint64_t *free;             /* TX frames not in flight (nframes / 2) */
+	uint64_t *free;             /* TX frames not in flight (of tx_frames) */
 };
 
-/* Bind a socket with NFRAMES frames (a power of 2, at least
- * UROCE_XSK_MIN_FRAMES) to (IFNAME, QUEUE): zero-copy where the driver
- * offers it, copy mode otherwise; multi-buffer where the kernel has it,
- * unless UROCE_XDP_SG=0.  NULL with errno and a reason in ERR. */
-struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t nframes, char *err,
-				 size_t errlen);
+/* Bind a socket with RX_FRAMES receive frames (a power of 2, at least
+ * UROCE_XSK_MIN_RX_FRAMES) and TX_FRAMES send frames (a power of 2, at
+ * least UROCE_XSK_BATCH) to (IFNAME, QUEUE): zero-copy where the driver offers it, copy mode
+ * otherwise; multi-buffer where the kernel has it, unless UROCE_XDP_SG=0.
+ * NULL with errno and a reason in ERR (ENOBUFS: the UMEM is more than
+ * RLIMIT_MEMLOCK lets this user pin). */
+struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t rx_frames,
+				 uint32_t tx_frames, char *err, size_t errlen);
 void uroce_xsk_close(struct uroce_xsk *x);
 /* The receive queues of IFNAME a socket can bind (its channels that
  * receive, from ethtool; 1 where the driver does not say). */

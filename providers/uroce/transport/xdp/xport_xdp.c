@@ -185,14 +185,31 @@ static void clear_qpns(struct xdp_xport *t)
  */
 #define QUEUE_FREE_WAIT_MS 5000
 
-static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t nframes,
+static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t rx_frames,
 				  char *err, size_t errlen)
 {
+	/* Queue 0's socket sends; the others only receive. */
+	uint32_t tx_frames = queue == 0 ? UROCE_XSK_TX_FRAMES : UROCE_XSK_BATCH;
 	struct uroce_xsk *x;
 	int waited_ms = 0;
 
 	for (int pause_ms = 1;; pause_ms = pause_ms < 64 ? pause_ms * 2 : 64) {
-		x = uroce_xsk_open(t->netdev, queue, nframes, err, errlen);
+		x = uroce_xsk_open(t->netdev, queue, rx_frames, tx_frames, err, errlen);
+		/* More pinned memory than RLIMIT_MEMLOCK allows (a user
+		 * without CAP_IPC_LOCK; 8 MiB by default): fewer receive
+		 * frames, down to the least a socket has, then fewer to send
+		 * from (a copy-mode kick sends 32 at a time). */
+		if (!x && errno == ENOBUFS && (rx_frames / 2 >= UROCE_XSK_MIN_RX_FRAMES ||
+					       tx_frames / 2 >= UROCE_XSK_MIN_TX_FRAMES)) {
+			if (rx_frames / 2 >= UROCE_XSK_MIN_RX_FRAMES)
+				rx_frames /= 2;
+			else
+				tx_frames /= 2;
+			if (getenv("UROCE_DEBUG"))
+				fprintf(stderr, "uroce: %s: %s; trying %u receive and %u send frames\n",
+					t->devname, err, rx_frames, tx_frames);
+			continue;
+		}
 		if (x || errno != EBUSY || waited_ms >= QUEUE_FREE_WAIT_MS)
 			return x;
 		usleep(pause_ms * 1000);
@@ -200,14 +217,17 @@ static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t 
 	}
 }
 
-/* Frames per socket for NQ queues: about UROCE_XSK_FRAMES in all, a power
- * of 2, at least UROCE_XSK_MIN_FRAMES each (the UMEM is pinned memory). */
-static uint32_t frames_per_queue(unsigned int nq)
+/* Receive frames per socket for NQ queues: about UROCE_XSK_RX_FRAMES (or
+ * UROCE_XDP_RX_FRAMES) in all, a power of 2, at least
+ * UROCE_XSK_MIN_RX_FRAMES each (the UMEM is pinned memory). */
+static uint32_t rx_frames_per_queue(unsigned int nq)
 {
-	uint32_t f = UROCE_XSK_FRAMES;
+	const char *env = getenv("UROCE_XDP_RX_FRAMES");
+	uint64_t total = env && atoll(env) > 0 ? (uint64_t)atoll(env) : UROCE_XSK_RX_FRAMES;
+	uint32_t f = UROCE_XSK_MIN_RX_FRAMES;
 
-	while (f / 2 >= UROCE_XSK_MIN_FRAMES && f * 1ull * nq > UROCE_XSK_FRAMES)
-		f /= 2;
+	while (f < (1u << 20) && (uint64_t)f * 2 * nq <= total)
+		f *= 2;
 	return f;
 }
 
@@ -223,18 +243,18 @@ static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
 	const char *env = getenv("UROCE_XDP_QUEUES");
 	int want = env ? atoi(env) : 0;
 	unsigned int nq = uroce_xsk_queues(t->netdev);
-	uint32_t nframes;
+	uint32_t rx_frames;
 
 	if (want > 0 && (unsigned int)want < nq)
 		nq = (unsigned int)want;
 	nq = nq < MAX_QUEUES ? nq : MAX_QUEUES;
-	nframes = frames_per_queue(nq);
+	rx_frames = rx_frames_per_queue(nq);
 	if (uroce_xdp_queue_claim(&t->prog)) {
 		snprintf(err, errlen, "%s queue 0: another uroce process's AF_XDP socket has it",
 			 t->netdev);
 		return -EBUSY;
 	}
-	t->xsk = t->rxq[0] = open_one(t, 0, nframes, err, errlen);
+	t->xsk = t->rxq[0] = open_one(t, 0, rx_frames, err, errlen);
 	if (!t->xsk) {
 		int saved = errno;
 
@@ -246,7 +266,7 @@ static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
 	for (unsigned int q = 1; q < nq; q++) {
 		char why[256];
 
-		t->rxq[q] = open_one(t, q, nframes, why, sizeof(why));
+		t->rxq[q] = open_one(t, q, rx_frames, why, sizeof(why));
 		if (!t->rxq[q] && getenv("UROCE_DEBUG"))
 			fprintf(stderr, "uroce: %s: %s; its frames take the kernel\n", t->devname, why);
 		if (t->rxq[q] && t->rxq[q]->rx_max_len < t->rx_max_len)
