@@ -36,13 +36,13 @@ declare -A before after
 for n in $names; do before[$n]=$(stat_of $n); done
 
 port=$((PAIR_PORT + 7)) seed=$RANDOM stop=$log.stop
-# Over xdp, UC is left out (-U): a UC message towards the xdp end is lost
-# when the veth's ring towards its XDP program fills on a loaded machine,
-# or its packets reach the engine out of order (seen with nothing lost:
-# the engine saw PSN n+1 before n); UC has no recovery (IBTA 9.8).  CI
-# failed on it twice; docs/xdp.md, "A veth peer drops what its XDP end's
-# ring cannot hold", says what is known.  The attack aims at the RC and UD
-# QPs, which stay.
+# Over xdp, UC is left out (-U): when the veth's ring towards the XDP
+# program fills on a loaded machine, the client's kernel drops a frame (no
+# qdisc) or, with the qdisc the tests give it, may send it after later
+# ones (its requeue puts a GSO datagram's segment behind the rest), and
+# UC has no recovery (IBTA 9.8).  CI failed on it twice; docs/xdp.md, "A
+# veth peer drops what its XDP end's ring cannot hold".  The attack aims
+# at the RC and UD QPs, which stay.
 vv_opts=
 [ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || vv_opts=-U
 ip netns exec $VETH_A timeout 250 "$UROCE" run "$VERBS_VERIFY" -d $DEV_A -g $GID_A -p $port -n 50 -s $seed $vv_opts >"$log" 2>&1 &

@@ -177,8 +177,10 @@ make_veth() {
 # 6.16 and later stop the veth's queue instead when it has a qdisc; a
 # pfifo holding UROCE_TEST_VETH_QUEUE frames (8192, eight such bursts)
 # keeps them until the ring has room, the way deep_backlog does for the
-# kernel's backlog.  An older kernel drops as before.  It did not end
-# every UC failure there (docs/xdp.md, "A veth peer drops ...").
+# kernel's backlog.  An older kernel drops as before.  The qdisc's
+# requeue may send a GSO datagram's segment after later ones, so UC
+# towards an xdp end still fails now and then on a loaded machine
+# (docs/xdp.md, "A veth peer drops ...").
 veth_backpressure() {
 	ip netns exec "$1" tc qdisc replace dev "$2" root pfifo limit "${UROCE_TEST_VETH_QUEUE:-8192}" 2>/dev/null ||
 		echo "note: no qdisc on $2 in $1: a burst towards an XDP peer may be dropped" >&2
