@@ -283,6 +283,9 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 		txq.used = (size_t)(tail + padlen + 4 - txq.bytes);
 	}
 	if (trace || uroce_tracing) {
+		/* What the transports write (IBTA A17.4.5.1); the ICRC masks both. */
+		net.tos = av->traffic_class;
+		net.ttl = av->hop_limit ? av->hop_limit : net.ttl;
 		tx_macs(eng, &net, &txq.paths[s]);
 		roce_pcap_write(trace, &net, iov, k);
 	}
@@ -326,6 +329,8 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	if (trace || uroce_tracing) {
 		struct iovec v = { rx->buf, rx->len };
 
+		net.tos = rx->tos;
+		net.ttl = rx->ttl ? rx->ttl : net.ttl;
 		rx_macs(&net, rx);
 		roce_pcap_write(trace, &net, &v, 1);
 	}

@@ -20,6 +20,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
@@ -36,7 +37,8 @@ static __thread struct {
 	struct mmsghdr msgs[UDP_BURST];
 	struct sockaddr_storage to[UDP_BURST];
 	union {
-		char buf[CMSG_SPACE(sizeof(uint16_t))];
+		/* UDP_SEGMENT, the traffic class and the hop limit */
+		char buf[CMSG_SPACE(sizeof(uint16_t)) + 2 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl[UDP_BURST];
 	unsigned int npkts[UDP_BURST];          /* packets in each message */
@@ -113,6 +115,34 @@ static void put_segment(const struct uroce_txpkt *p, unsigned int k,
 	}
 }
 
+/* Append a control message to H, whose buffer is large enough. */
+static void put_cmsg(struct msghdr *h, int level, int type, const void *data, size_t len)
+{
+	struct cmsghdr *c = (struct cmsghdr *)((char *)h->msg_control + h->msg_controllen);
+
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	h->msg_controllen += CMSG_SPACE(len);
+}
+
+/* The GRH's traffic class and hop limit are the IP header's DSCP/ECN and
+ * TTL (IBTA A17.4.5.1), as rxe writes them; hop limit 0 leaves the
+ * socket's default TTL, as the xdp transport's frames do. */
+static void put_ip_fields(struct msghdr *h, const struct uroce_path *path)
+{
+	bool v4 = path->family == AF_INET;
+	int tclass = path->tclass, hops = path->hop_limit;
+
+	if (tclass)
+		put_cmsg(h, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_TOS : IPV6_TCLASS, &tclass,
+			 sizeof(tclass));
+	if (hops)
+		put_cmsg(h, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_TTL : IPV6_HOPLIMIT, &hops,
+			 sizeof(hops));
+}
+
 /* Message M of tb: packets PKTS[0..RUN) as one datagram, their iovecs
  * from IOV on, their ICRC corrections in FIXED[0..RUN).  Returns the
  * iovecs used. */
@@ -128,11 +158,15 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 	h->msg_name = &tb.to[m];
 	h->msg_namelen = uroce_xport_sockaddr(path->family, path->dst, path->dport, u->ifindex,
 					    &tb.to[m]);
+	h->msg_control = tb.ctl[m].buf;
+	put_ip_fields(h, path);
 	tb.npkts[m] = run;
 	if (run == 1) {
 		fixed[0] = 0;
 		h->msg_iov = (struct iovec *)pkts[0].iov;
 		h->msg_iovlen = pkts[0].iovcnt;
+		if (!h->msg_controllen)
+			h->msg_control = NULL;
 		return 0;
 	}
 	bool short_last = pkts[run - 1].len != pkts[0].len;
@@ -148,15 +182,9 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 	h->msg_iov = iov;
 	h->msg_iovlen = used;
 	/* UDP_SEGMENT: cut at the first packet's size (IBTA: each a whole packet). */
-	struct cmsghdr *c;
-	h->msg_control = tb.ctl[m].buf;
-	h->msg_controllen = sizeof(tb.ctl[m].buf);
-	c = CMSG_FIRSTHDR(h);
-	c->cmsg_level = SOL_UDP;
-	c->cmsg_type = UDP_SEGMENT;
-	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
 	uint16_t seg = (uint16_t)pkts[0].len;
-	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+
+	put_cmsg(h, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg));
 	return used;
 }
 
