@@ -53,7 +53,9 @@ check() {
 	all=$(ts -r "$f" -Y infiniband | wc -l)
 	bad=$(ts -r "$f" -Y "infiniband && !($dsf == $TCLASS && $ttl == $HOPS)" | wc -l)
 	acks=$(ts -r "$f" -Y "infiniband.bth.opcode == 17" | wc -l)
-	[ "$all" -gt 50 ] || fail "$3: only $all RoCEv2 frames in $f"
+	# A GSO datagram that crosses the veth whole is one frame of up to 64
+	# packets: the count of frames depends on how the sends fell.
+	[ $((all - acks)) -gt 0 ] || fail "$3: no request among the $all RoCEv2 frames in $f"
 	[ "$bad" -eq 0 ] || fail "$3: $bad of $all frames without traffic class $TCLASS and hop limit $HOPS: $(
 		ts -r "$f" -Y infiniband -T fields -e $dsf -e $ttl | sort | uniq -c | head -5 | tr '\n' ';')"
 	[ "$acks" -gt 0 ] || fail "$3: no ACK in $f"
