@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * One AF_XDP socket: its UMEM and four rings (libxdp's xsk API).  The
- * UMEM's first rx_frames are lent to the kernel through the fill ring for
- * receiving, the tx_frames after them hold frames being sent.  Where the kernel
- * has multi-buffer sockets (XDP_USE_SG, Linux 6.6), a packet may span up
- * to UROCE_XSK_MAX_FRAGS frames each way: a 4096-byte IB MTU packet is
- * longer than one frame.
+ * UMEM's first rx_frames are lent to the kernel through the fill ring
+ * for receiving, the tx_frames after them hold frames being sent.  Where
+ * the kernel has multi-buffer sockets (XDP_USE_SG, Linux 6.6), a packet
+ * may span up to UROCE_XSK_MAX_FRAGS frames each way: a 4096-byte IB MTU
+ * packet is longer than one frame.
  */
 #ifndef UROCE_XDP_SOCK_H
 #define UROCE_XDP_SOCK_H
@@ -61,8 +61,9 @@ struct uroce_xsk {
 
 /* Bind a socket with RX_FRAMES receive frames (a power of 2, at least
  * UROCE_XSK_MIN_RX_FRAMES) and TX_FRAMES send frames (a power of 2, at
- * least UROCE_XSK_BATCH) to (IFNAME, QUEUE): zero-copy where the driver offers it, copy mode
- * otherwise; multi-buffer where the kernel has it, unless UROCE_XDP_SG=0.
+ * least UROCE_XSK_BATCH) to (IFNAME, QUEUE): zero-copy where the driver
+ * offers it, copy mode otherwise; multi-buffer where the kernel has it,
+ * unless UROCE_XDP_SG=0.
  * NULL with errno and a reason in ERR (ENOBUFS: the UMEM is more than
  * RLIMIT_MEMLOCK lets this user pin). */
 struct uroce_xsk *uroce_xsk_open(const char *ifname, uint32_t queue, uint32_t rx_frames,
