@@ -26,7 +26,13 @@ export NETNS_AGENT_TMPDIR
 on_exit "rm -rf '$NETNS_AGENT_TMPDIR'"
 
 # mpirun runs in NS_A; its daemons (in both namespaces, through the agent)
-# reach it over the veth only.
+# reach it over the veth only.  The two "hosts" share this machine's CPUs,
+# which Open MPI cannot see: -np 4 is 4 spinning ranks (and their uroce
+# progress threads) on 2 CPUs here, so the ranks yield when idle, as Open
+# MPI makes them on a node it knows to be oversubscribed.  A rank the
+# scheduler leaves without a CPU for the peers' whole retry budget (UCX's
+# 8 x 1.07 s) looks dead to them (IBV_WC_RETRY_EXC_ERR): docs/performance.md,
+# "Why a peer runs out of retries"; one idle CI run here failed so.
 # Replaces the (sub)shell it runs in: `mpi ... &` leaves timeout's pid in $!.
 mpi() { # NP SLOTS ARGS...
 	local np=$1 slots=$2
@@ -37,7 +43,7 @@ mpi() { # NP SLOTS ARGS...
 		--mca plm rsh --mca plm_rsh_agent "$here/netns_agent.sh" \
 		--mca plm_rsh_no_tree_spawn 1 \
 		--mca oob_tcp_if_include $VETH_NET \
-		--mca pml ucx --mca btl self --mca osc ucx \
+		--mca pml ucx --mca btl self --mca osc ucx --mca mpi_yield_when_idle 1 \
 		-x UCX_NET_DEVICES=$UDEV:1 -x UCX_TLS=rc_verbs,ud_verbs,self \
 		-x UROCE_RUNDIR -x PATH \
 		"$UROCE" run "$MPI_CHECK" "$@"
