@@ -1,12 +1,16 @@
 # Running an unmodified verbs program as server + client under `uroce run`
 # (sourced after common.sh).
 
-# GID index of ADDR (an IPv4 address) on DEV, seen from namespace NS ("" = here).
-gid_of() {
-	local ns=$1 dev=$2 addr=$3
+# gid_matching NS DEV RE: the index of DEV's first GID whose text (as
+# ibv_devinfo -v prints it) starts with the sed regex RE, seen from
+# namespace NS ("" = here).
+gid_matching() {
+	local ns=$1 dev=$2 re=$3
 	${ns:+ip netns exec $ns} "$UROCE" run ibv_devinfo -v -d $dev |
-		sed -n "s/.*GID\[ *\([0-9]*\)\]:.*::ffff:$addr,.*/\1/p" | head -1
+		sed -n "s/.*GID\[ *\([0-9]*\)\]:[[:space:]]*$re.*/\1/p" | head -1
 }
+# GID index of ADDR (an IPv4 address) on DEV, seen from namespace NS ("" = here).
+gid_of() { gid_matching "$1" "$2" "::ffff:$3,"; }
 
 PAIR_PORT=$(( 20000 + RANDOM % 5000 ))
 

@@ -25,12 +25,6 @@ ts() { tshark --disable-heuristic rpcrdma_infiniband "$@" 2>/dev/null; }
 # QP (255; its -L is for raw Ethernet QPs only): neither is a socket's
 # default (0, 64).
 TCLASS=0x6a HOPS=255
-# gid_v6 NS DEV: the index of DEV's link-local IPv6 GID.
-gid_v6() {
-	ip netns exec "$1" "$UROCE" run ibv_devinfo -v -d "$2" |
-		sed -n 's/.*GID\[ *\([0-9]*\)\]:[[:space:]]*fe80:.*/\1/p' | head -1
-}
-
 # run NAME SRV_GID CLI_GID ADDR: ib_write_bw with the fields, captured.
 run() {
 	local name=$1 sgid=$2 cgid=$3 addr=$4 cap
@@ -78,7 +72,7 @@ check_run() {
 run v4 $GID_A $GID_B $ADDR_A
 check_run v4 4
 
-G6_A=$(gid_v6 $VETH_A $DEV_A) G6_B=$(gid_v6 $VETH_B $DEV_B)
+G6_A=$(gid_matching $VETH_A $DEV_A fe80:) G6_B=$(gid_matching $VETH_B $DEV_B fe80:)
 [ -n "$G6_A" ] && [ -n "$G6_B" ] || fail "no link-local IPv6 GID: A '$G6_A' B '$G6_B'"
 run v6 $G6_A $G6_B $ADDR_A   # perftest's own connection stays IPv4
 check_run v6 6
