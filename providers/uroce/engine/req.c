@@ -418,6 +418,15 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 		qe->resending = true;
 	}
 	qe->cur_psn = psn;
+	/* A READ's responses may be missing below una: an ACK or NAK for a
+	 * later request of the same READ (a chunk after the one whose
+	 * response was lost) moved una past them (comp.c, ack_through).
+	 * From PSN on, nothing counts as acknowledged again; with una above
+	 * cur the window looked full (cur - una < 0) and the resend never
+	 * left: every probe and timeout asked again from una, past the gap,
+	 * until the READ ran out of retries (faults loss20). */
+	if (psn_diff(qe->una_psn, psn) > 0)
+		qe->una_psn = psn;
 	/* SEND/WRITE packets and READ responses are MTU-sized: PSN -> offset. */
 	if (fw->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || fw->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		qe->cur_off = 0;
