@@ -328,6 +328,7 @@ static void *progress_thread(void *arg)
 		unsigned int got = 0;
 		int n;
 
+		atomic_store_explicit(&eng->loop_ns, uroce_now_ns(), memory_order_relaxed);
 		if (uroce_poll_deferred(eng) && wait > eng->poll_defer_ns)
 			wait = eng->poll_defer_ns;
 		n = progress_wait(eng, evs, 16, wait);
@@ -410,6 +411,8 @@ __attribute__((destructor)) static void dump_open_engines(void)
 		if (eng->xport && eng->xport->ops->sync_counters)
 			eng->xport->ops->sync_counters(eng->xport);
 		dump_counters(eng);
+		if (stats_wanted())
+			uroce_engine_dump_qps(eng);
 	}
 	pthread_mutex_unlock(&engines_lock);
 }

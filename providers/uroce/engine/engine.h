@@ -64,6 +64,7 @@ struct uroce_engine {
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
 	atomic_bool stop;
+	_Atomic uint64_t loop_ns;    /* when the progress thread last looped (diag.c) */
 	uint64_t busy_poll_ns;       /* poll.c: keep polling this long after activity */
 	uint64_t slice_ns;           /* poll.c: the progress thread's scheduler slice */
 	/* poll.c: who watches the transport.  Application polls of the wire
@@ -272,6 +273,8 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
  * (if no other thread is doing it), instead of waiting for the progress
  * thread to be scheduled. */
 void uroce_engine_poll(struct uroce_engine *eng);
+/* UROCE_STATS=1 at exit: every QP with work outstanding (diag.c). */
+void uroce_engine_dump_qps(struct uroce_engine *eng);
 /* An application thread goes to sleep (req_notify_cq): what its polls
  * held back (resp.c: ACKs) leaves now. */
 void uroce_engine_poll_done(struct uroce_engine *eng);
