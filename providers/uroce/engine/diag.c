@@ -39,6 +39,13 @@ static void put_header(struct uroce_engine *eng, uint64_t now, bool *done)
 		uroce_xport_tx_left(eng->xport) ? "not empty" : "empty");
 }
 
+static const char *state_name(enum ibv_qp_state st)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return (unsigned int)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
 static void dump_qp(struct uroce_engine *eng, struct uroce_qp *qp, uint64_t now, bool *header)
 {
 	struct uroce_qp_eng *qe = qp->engine;
@@ -55,10 +62,10 @@ static void dump_qp(struct uroce_engine *eng, struct uroce_qp *qp, uint64_t now,
 		put_time(deadline, sizeof(deadline), qe->deadline_ns, now);
 		put_time(probe, sizeof(probe), qe->probe_ns, now);
 		put_time(rnr, sizeof(rnr), qe->rnr_until_ns, now);
-		fprintf(stderr, "uroce[%d]   QP %u state %d: sq cons %u next %u prod %u, psn una %u "
+		fprintf(stderr, "uroce[%d]   QP %u %s: sq cons %u next %u prod %u, psn una %u "
 			"cur %u, timer %s probe %s rnr %s armed %d, win %u, retry_left %u, "
 			"rd_atomic %u; responder epsn %u recv_off %llu nak_sent %d\n",
-			(int)getpid(), qp->vqp.qp.qp_num, (int)qp->state, qp->sq.cons, qe->sq_next,
+			(int)getpid(), qp->vqp.qp.qp_num, state_name(qp->state), qp->sq.cons, qe->sq_next,
 			qp->sq.prod, qe->una_psn, qe->cur_psn, deadline, probe, rnr, (int)qe->armed,
 			qe->win, qe->retry_left, qe->rd_atomic, qe->epsn,
 			(unsigned long long)qe->recv_off, (int)qe->nak_sent);
