@@ -168,30 +168,32 @@ pass "UROCE_XDP_SG=0: the $D_BIG 4 KiB frames took the kernel and the udp transp
 jumbo jumbo-xdp-udp uj $UJG
 pass "IB MTU 4096, xdp client to a udp server: wire-compatible"
 
-# A veth with four queues: the udp end's kernel spreads its flows (a UDP
-# source port per QP) over the queues, and the xdp end has an AF_XDP
-# socket on each of them.  With UROCE_XDP_QUEUES=1 (queue 0 only) the
-# frames of the other queues take the kernel: the spread is real.
+# A veth with twelve queues: the udp end's kernel spreads its flows (a
+# UDP source port per QP) over the queues, and the xdp end has an AF_XDP
+# socket on each of them, more than the 8 it had sockets for before.
+# With UROCE_XDP_QUEUES=8 (the old limit) the frames of queues 8-11 take
+# the kernel: the spread reaches them (24 flows over 12 queues miss all
+# four with a chance of (8/12)^24, 6e-5).
 M=xdpmA$id N=xdpmB$id IM=vma$id IN=vmb$id
 make_ns $M
 make_ns $N
-VETH_QUEUES=4 make_veth $M $IM 10.232.9.1/24 $N $IN 10.232.9.2/24
+VETH_QUEUES=12 make_veth $M $IM 10.232.9.1/24 $N $IN 10.232.9.2/24
 add_dev mx $IN $N transport xdp
 add_dev mu $IM $M
 MXG=$(gid_of $N mx 10.232.9.2) MUG=$(gid_of $M mu 10.232.9.1)
 hold_program $N $IN
-PKTS=$((8 * 100 * 65536 / 1024))
-# queues NAME: 8 QPs of 100 x 64 KiB WRITEs from mu to mx, counted on $IN.
+PKTS=$((24 * 34 * 65536 / 1024))
+# queues NAME: 24 QPs of 34 x 64 KiB WRITEs from mu to mx, counted on $IN.
 queues() {
-	pair_counted $N $IN "$1" $N mx $MXG $M mu $MUG 10.232.9.2 -- ib_write_bw -F -q 8 -s 65536 -n 100
+	pair_counted $N $IN "$1" $N mx $MXG $M mu $MUG 10.232.9.2 -- ib_write_bw -F -q 24 -s 65536 -n 34
 }
-queues four-queues
+queues twelve-queues
 [ $D_REDIR -ge $PKTS ] && [ $D_NOSOCK -eq 0 ] ||
-	fail "four queues: $D_REDIR frames redirected (want >= $PKTS), $D_NOSOCK passed for want of a socket (want 0)"
-pass "four queues: all $D_REDIR frames reached an AF_XDP socket"
-UROCE_XDP_QUEUES=1 queues queue-0-only
-[ $D_NOSOCK -gt 0 ] || fail "UROCE_XDP_QUEUES=1: no frame came in on queues 1-3"
-pass "queue 0 only: $D_NOSOCK of the frames came in on queues 1-3 and took the kernel"
+	fail "twelve queues: $D_REDIR frames redirected (want >= $PKTS), $D_NOSOCK passed for want of a socket (want 0)"
+pass "twelve queues: all $D_REDIR frames reached an AF_XDP socket"
+UROCE_XDP_QUEUES=8 queues queues-0-7
+[ $D_NOSOCK -gt 0 ] || fail "UROCE_XDP_QUEUES=8: no frame came in on queues 8-11"
+pass "queues 0-7 only: $D_NOSOCK of the frames came in on queues 8-11 and took the kernel"
 
 for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
 	set -- $d

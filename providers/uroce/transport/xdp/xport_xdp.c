@@ -38,9 +38,10 @@
 #define MAX_BURST 64
 #define MAX_HLEN (UROCE_ETH_HLEN + UROCE_IP6_HLEN + UROCE_UDP_HLEN)
 #define STATS_EVERY_NS 10000000ull   /* reading the socket's counters: 10 ms */
-/* Receive queues that get an AF_XDP socket; frames on further queues of a
- * larger NIC take the kernel and the udp transport. */
-#define MAX_QUEUES 8
+/* Receive queues that get an AF_XDP socket: as many as the program's
+ * XSKMAP has slots; frames on further queues of a larger NIC take the
+ * kernel and the udp transport. */
+#define MAX_QUEUES UROCE_XDP_MAX_QUEUES
 
 extern const struct uroce_xport_ops uroce_xdp_ops;
 
@@ -197,11 +198,13 @@ static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t 
 		x = uroce_xsk_open(t->netdev, queue, rx_frames, tx_frames, err, errlen);
 		/* More pinned memory than RLIMIT_MEMLOCK allows (a user
 		 * without CAP_IPC_LOCK; 8 MiB by default): fewer receive
-		 * frames, down to the least a socket has, then fewer to send
-		 * from (a copy-mode kick sends 32 at a time). */
+		 * frames, down to UROCE_XSK_RX_FLOOR, then fewer to send from
+		 * (a copy-mode kick sends 32 at a time), then fewer receive
+		 * frames again, down to the least a socket has. */
 		if (!x && errno == ENOBUFS && (rx_frames / 2 >= UROCE_XSK_MIN_RX_FRAMES ||
 					       tx_frames / 2 >= UROCE_XSK_MIN_TX_FRAMES)) {
-			if (rx_frames / 2 >= UROCE_XSK_MIN_RX_FRAMES)
+			if (rx_frames / 2 >= UROCE_XSK_RX_FLOOR ||
+			    tx_frames / 2 < UROCE_XSK_MIN_TX_FRAMES)
 				rx_frames /= 2;
 			else
 				tx_frames /= 2;
@@ -218,13 +221,14 @@ static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t 
 }
 
 /* Receive frames per socket for NQ queues: about UROCE_XSK_RX_FRAMES (or
- * UROCE_XDP_RX_FRAMES) in all, a power of 2, at least
- * UROCE_XSK_MIN_RX_FRAMES each (the UMEM is pinned memory). */
+ * UROCE_XDP_RX_FRAMES) in all, a power of 2, at least UROCE_XSK_RX_FLOOR
+ * each up to 8 queues and UROCE_XSK_MIN_RX_FRAMES beyond (the UMEM is
+ * pinned memory: 64 queues of 1024 would pin 256 MiB). */
 static uint32_t rx_frames_per_queue(unsigned int nq)
 {
 	const char *env = getenv("UROCE_XDP_RX_FRAMES");
 	uint64_t total = env && atoll(env) > 0 ? (uint64_t)atoll(env) : UROCE_XSK_RX_FRAMES;
-	uint32_t f = UROCE_XSK_MIN_RX_FRAMES;
+	uint32_t f = nq <= 8 ? UROCE_XSK_RX_FLOOR : UROCE_XSK_MIN_RX_FRAMES;
 
 	while (f < (1u << 20) && (uint64_t)f * 2 * nq <= total)
 		f *= 2;
