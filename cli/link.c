@@ -90,6 +90,18 @@ struct node_access {
 	unsigned int mode;
 };
 
+/* A TOS byte (DSCP << 2 | ECN): 0-255, decimal or 0x hex. */
+static int parse_tos(const char *s, uint8_t *tos)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (!*s || *end || v > 255)
+		return fail("tos \"%s\": 0-255 (DSCP << 2 | ECN), decimal or 0x hex", s);
+	*tos = (uint8_t)v;
+	return 0;
+}
+
 static int link_add(int argc, char **argv)
 {
 	struct uroce_dev_rec rec = { .transport = UROCE_TRANSPORT_UDP };
@@ -102,7 +114,7 @@ static int link_add(int argc, char **argv)
 
 	if (argc < 1)
 		return fail("usage: uroce link add NAME netdev IFACE [transport udp|xdp] "
-			    "[owner USER] [group GROUP] [mode MODE]");
+			    "[tos TOS] [owner USER] [group GROUP] [mode MODE]");
 	name = argv[0];
 	for (int i = 1; i < argc; i += 2) {
 		if (i + 1 >= argc)
@@ -112,6 +124,9 @@ static int link_add(int argc, char **argv)
 		else if (!strcmp(argv[i], "transport")) {
 			if (uroce_transport_parse(argv[i + 1], &rec.transport))
 				return fail("unknown transport \"%s\" (udp or xdp)", argv[i + 1]);
+		} else if (!strcmp(argv[i], "tos")) {
+			if (parse_tos(argv[i + 1], &rec.default_roce_tos))
+				return 1;
 		} else if (!strcmp(argv[i], "owner")) {
 			if (parse_id(argv[i + 1], 0, &acc.uid))
 				return fail("no user \"%s\"", argv[i + 1]);
@@ -228,6 +243,36 @@ static int link_del(int argc, char **argv)
 	return 0;
 }
 
+/* uroce link set NAME tos TOS: what the kernel's configfs default_roce_tos
+ * of a port is; the CM reads it when it resolves a route. */
+static int link_set(int argc, char **argv)
+{
+	struct uroce_dev_rec rec;
+	char nsdir[PATH_MAX];
+	uint8_t tos = 0;
+	int ret, lockfd;
+
+	if (argc != 3 || strcmp(argv[1], "tos"))
+		return fail("usage: uroce link set NAME tos TOS");
+	if (parse_tos(argv[2], &tos))
+		return 1;
+	if (need_root("link set"))
+		return 1;
+	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
+		return fail("cannot name this network namespace: %s", strerror(-ret));
+	lockfd = lock_ns(nsdir);
+	if (uroce_reg_find(nsdir, argv[0], &rec)) {
+		close(lockfd);
+		return fail("no device \"%s\" in this network namespace", argv[0]);
+	}
+	rec.default_roce_tos = tos;
+	ret = uroce_reg_save(nsdir, &rec);
+	close(lockfd);
+	if (ret)
+		return fail("cannot write the device registry in %s: %s", nsdir, strerror(-ret));
+	return 0;
+}
+
 static void show_one(const struct uroce_dev_rec *rec)
 {
 	struct uroce_netdev nd;
@@ -237,6 +282,8 @@ static void show_one(const struct uroce_dev_rec *rec)
 	printf("link %s/1 state %s physical_state %s netdev %s transport %s uverbs uverbs%d",
 	       rec->name, up ? "ACTIVE" : "DOWN", up ? "LINK_UP" : "DISABLED",
 	       rec->netdev, uroce_transport_name(rec->transport), rec->uverbs);
+	if (rec->default_roce_tos)
+		printf(" tos 0x%02x", rec->default_roce_tos);
 	if (!known)
 		printf(" (netdev missing)");
 	putchar('\n');
@@ -294,5 +341,7 @@ int cmd_link(int argc, char **argv)
 		return link_add(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "del") || !strcmp(argv[0], "delete"))
 		return link_del(argc - 1, argv + 1);
-	return fail("unknown link command \"%s\" (add, del, show, prune)", argv[0]);
+	if (!strcmp(argv[0], "set"))
+		return link_set(argc - 1, argv + 1);
+	return fail("unknown link command \"%s\" (add, set, del, show, prune)", argv[0]);
 }

@@ -21,7 +21,8 @@ int fail(const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: uroce link add NAME netdev IFACE [transport udp|xdp]\n"
+	fputs("Usage: uroce link add NAME netdev IFACE [transport udp|xdp] [tos TOS]\n"
+	      "       uroce link set NAME tos TOS\n"
 	      "       uroce link del NAME\n"
 	      "       uroce link [show [NAME]]\n"
 	      "       uroce stat [-a] [-p] [-j] [NAME]\n"

@@ -67,3 +67,19 @@ wait_listen() {
 capture_live() {
 	wait_until "${2:-30}" grep -q "File: " "$1"
 }
+
+# capture_drained NS ADDR FILE [SECONDS]: a capture of the path from NS to
+# ADDR has written all that came before now to FILE.  dumpcap stopped
+# right after a transfer loses the frames it had not read from its ring
+# yet (a short ucmatose run lost all of them in half the runs): a datagram
+# to ADDR's discard port (9) is sent last, and FILE is read until it is
+# there.  The capture's filter must let it through ("... or udp port 9").
+capture_drained() {
+	local ns=$1 addr=$2 file=$3
+	ip netns exec "$ns" bash -c "echo uroce-capture-sentinel >/dev/udp/$addr/9" 2>/dev/null ||
+		return 1
+	wait_until "${4:-30}" _capture_has_sentinel "$file"
+}
+_capture_has_sentinel() {
+	tshark -r "$1" -Y "udp.dstport == 9" 2>/dev/null | grep -q .
+}

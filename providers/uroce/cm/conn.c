@@ -262,7 +262,7 @@ void conn_set_path(struct ucma_ctx *ctx)
 	ucma_addr_to_gid((struct sockaddr *)&ctx->dst, c->rgid);
 	c->path_mtu = ctx->dev.ib_mtu;
 	c->hop_limit = CMA_HOP_LIMIT;
-	c->tclass = ctx->tos_set ? ctx->tos : 0;
+	c->tclass = ucma_tos(ctx);
 	c->flow_label = ((uint32_t)sport * 31 + dport) & 0xfffff;
 	c->plt = CMA_IBOE_PACKET_LIFETIME;
 }

@@ -476,7 +476,7 @@ static void rx_sidr_rep(struct rx *r)
 	memcpy(ah->grh.dgid, r->from->remote_gid, 16);
 	ah->grh.sgid_index = ctx->dev.gid_index;
 	ah->grh.hop_limit = 64;
-	ah->grh.traffic_class = ctx->tos_set ? ctx->tos : 0;
+	ah->grh.traffic_class = ucma_tos(ctx);
 }
 
 static const struct {

@@ -57,6 +57,7 @@ struct ucma_dev {
 	uint8_t gid[16];             /* the local address as a RoCE v2 GID */
 	int gid_index;               /* its index in the device's GID table */
 	int ib_mtu;                  /* enum ibv_mtu of the netdev */
+	uint8_t default_tos;         /* the device's default_roce_tos (registry.h) */
 };
 
 /* RDMA CM level of an id (the kernel's enum rdma_cm_state, cma_priv.h). */
@@ -109,6 +110,13 @@ struct ucma_ctx {
 	struct ucma_mcast *mcs;      /* groups joined (ucma_mcast.c) */
 	struct cm_conn conn;
 };
+
+/* The TOS of ID's connections (cma_resolve_iboe_route): the program's
+ * (rdma_set_option RDMA_OPTION_ID_TOS), else the device's default. */
+static inline uint8_t ucma_tos(const struct ucma_ctx *ctx)
+{
+	return ctx->tos_set ? ctx->tos : ctx->dev.default_tos;
+}
 
 /* A multicast group joined by an id (the kernel's struct ucma_multicast):
  * its own handle, the user's uid for its events, its own count of them. */

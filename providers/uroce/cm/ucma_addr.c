@@ -144,6 +144,7 @@ static void fill_dev(struct ucma_dev *dev, const struct uroce_dev_rec *rec,
 	snprintf(dev->netdev, sizeof(dev->netdev), "%s", rec->netdev);
 	dev->node_guid_be = htobe64(uroce_netdev_guid(nd));
 	dev->ib_mtu = uroce_netdev_ib_mtu(nd->mtu);
+	dev->default_tos = rec->default_roce_tos;
 	dev->gid_index = -1;
 }
 

@@ -212,6 +212,8 @@ static int parse_record(const char *text, struct uroce_dev_rec *rec)
 			uroce_transport_parse(val, &rec->transport);
 		else if (!strcmp(key, "uverbs"))
 			got |= 4, rec->uverbs = atoi(val);
+		else if (!strcmp(key, "default_roce_tos"))
+			rec->default_roce_tos = (uint8_t)strtoul(val, NULL, 0);
 	}
 	return got == 7 ? 0 : -EINVAL;
 }
@@ -285,9 +287,9 @@ int uroce_reg_save(const char *nsdir, const struct uroce_dev_rec *rec)
 	if (ret)
 		return ret;
 	snprintf(path, sizeof(path), "%s/devices/%s", nsdir, rec->name);
-	snprintf(text, sizeof(text), "name %s\nnetdev %s\ntransport %s\nuverbs %d\n",
-		 rec->name, rec->netdev, uroce_transport_name(rec->transport),
-		 rec->uverbs);
+	snprintf(text, sizeof(text), "name %s\nnetdev %s\ntransport %s\nuverbs %d\n"
+		 "default_roce_tos %u\n", rec->name, rec->netdev,
+		 uroce_transport_name(rec->transport), rec->uverbs, rec->default_roce_tos);
 	return uroce_write_file(path, text);
 }
 

@@ -39,6 +39,10 @@ struct uroce_dev_rec {
 	char netdev[IF_NAMESIZE];
 	enum uroce_transport transport;
 	int uverbs;          /* N of /dev/infiniband/uverbsN */
+	/* The IP TOS (DSCP and ECN) the in-process RDMA CM gives a connection
+	 * whose program set none (rdma_set_option RDMA_OPTION_ID_TOS): the
+	 * kernel's configfs default_roce_tos of a port.  0 by default. */
+	uint8_t default_roce_tos;
 };
 
 const char *uroce_transport_name(enum uroce_transport t);
