@@ -197,6 +197,32 @@ static int link_add(int argc, char **argv)
 	return 0;
 }
 
+/* For command CMD (root only): device NAME's record in *REC, its namespace's
+ * directory in NSDIR (PATH_MAX), and the namespace's lock, which the caller
+ * closes; -1 once the failure has been said. */
+static int find_locked(const char *cmd, const char *name, char *nsdir, struct uroce_dev_rec *rec)
+{
+	int ret, lockfd;
+
+	if (need_root(cmd))
+		return -1;
+	if ((ret = uroce_ns_dir(nsdir, PATH_MAX))) {
+		fail("cannot name this network namespace: %s", strerror(-ret));
+		return -1;
+	}
+	lockfd = lock_ns(nsdir);
+	if (lockfd < 0) {
+		fail("cannot lock %s: %s", nsdir, strerror(errno));
+		return -1;
+	}
+	if (uroce_reg_find(nsdir, name, rec)) {
+		close(lockfd);
+		fail("no device \"%s\" in this network namespace", name);
+		return -1;
+	}
+	return lockfd;
+}
+
 static int link_del(int argc, char **argv)
 {
 	struct uroce_dev_rec rec;
@@ -205,15 +231,9 @@ static int link_del(int argc, char **argv)
 
 	if (argc != 1)
 		return fail("usage: uroce link del NAME");
-	if (need_root("link del"))
+	lockfd = find_locked("link del", argv[0], nsdir, &rec);
+	if (lockfd < 0)
 		return 1;
-	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
-		return fail("cannot name this network namespace: %s", strerror(-ret));
-	lockfd = lock_ns(nsdir);
-	if (uroce_reg_find(nsdir, argv[0], &rec)) {
-		close(lockfd);
-		return fail("no device \"%s\" in this network namespace", argv[0]);
-	}
 	uroce_reg_remove(nsdir, rec.name);
 	/* The last device on a netdev takes the netdev's QPN table with it
 	 * (running programs keep their mapping until they close the device). */
@@ -256,15 +276,9 @@ static int link_set(int argc, char **argv)
 		return fail("usage: uroce link set NAME tos TOS");
 	if (parse_tos(argv[2], &tos))
 		return 1;
-	if (need_root("link set"))
+	lockfd = find_locked("link set", argv[0], nsdir, &rec);
+	if (lockfd < 0)
 		return 1;
-	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
-		return fail("cannot name this network namespace: %s", strerror(-ret));
-	lockfd = lock_ns(nsdir);
-	if (uroce_reg_find(nsdir, argv[0], &rec)) {
-		close(lockfd);
-		return fail("no device \"%s\" in this network namespace", argv[0]);
-	}
 	rec.default_roce_tos = tos;
 	ret = uroce_reg_save(nsdir, &rec);
 	close(lockfd);

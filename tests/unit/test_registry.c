@@ -51,6 +51,10 @@ int main(void)
 	CHECK(uroce_reg_find(root, "dev0", &got) == 0 && !strcmp(got.netdev, "lo") &&
 	      got.uverbs == 7 && got.transport == UROCE_TRANSPORT_UDP, "find");
 	CHECK(uroce_reg_find(root, "nope", &got) == -ENOENT, "find missing");
+	rec.default_roce_tos = 0x6a;
+	CHECK(uroce_reg_save(root, &rec) == 0 && uroce_reg_find(root, "dev0", &got) == 0 &&
+	      got.default_roce_tos == 0x6a, "default_roce_tos round-trips: %u", got.default_roce_tos);
+	rec.default_roce_tos = 0;
 	CHECK(uroce_reg_load_all(root, &all, &n) == 0 && n == 1, "load_all");
 	free(all);
 
