@@ -5,7 +5,7 @@
 #
 #   cm_setup        a namespace whose lo carries device lo0 (CM_LO_NS),
 #                   and two namespaces joined by a veth with a device on
-#                   each end (CM_A_NS/CM_A_ADDR, CM_B_NS/CM_B_ADDR)
+#                   each end (CM_A_NS/CM_A_IF/CM_A_ADDR, CM_B_NS/CM_B_IF/CM_B_ADDR)
 #   cm_server NS READY_RE CMD...   start a server, wait for a line of its
 #                   output matching READY_RE (the event that it listens)
 #   cm_client NS CMD...            run a client to its end
@@ -31,9 +31,10 @@ cm_setup() {
 	add_dev lo0 lo $CM_LO_NS
 	make_ns $CM_A_NS
 	make_ns $CM_B_NS
-	make_veth $CM_A_NS i11ca$id $CM_A_ADDR/24 $CM_B_NS i11cb$id $CM_B_ADDR/24
-	add_dev cma i11ca$id $CM_A_NS
-	add_dev cmb i11cb$id $CM_B_NS
+	CM_A_IF=i11ca$id CM_B_IF=i11cb$id
+	make_veth $CM_A_NS $CM_A_IF $CM_A_ADDR/24 $CM_B_NS $CM_B_IF $CM_B_ADDR/24
+	add_dev cma $CM_A_IF $CM_A_NS
+	add_dev cmb $CM_B_IF $CM_B_NS
 }
 
 # Run CMD in namespace NS under uroce run, bounded.  A program that dies

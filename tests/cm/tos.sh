@@ -17,7 +17,6 @@ command -v ucmatose >/dev/null || skip "ucmatose not installed (apt-get install 
 use_private_registry
 cm_setup
 cm_where veth
-if_a=$(ip -n $CM_A_NS -o link show type veth | awk -F': ' '{print $2}' | cut -d@ -f1)
 ts() { tshark --disable-heuristic rpcrdma_infiniband "$@" 2>/dev/null; }
 
 # The registry and `link show` keep it; bad values are refused.
@@ -35,19 +34,14 @@ pass "uroce link set DEV tos: kept in the registry, shown, bad values refused"
 # run NAME WANT CLIENT_ARGS...: ucmatose over the veth, captured; every
 # RoCEv2 frame of a data QP must carry traffic class WANT.
 run() {
-	local name=$1 want=$2 cap all bad acks
+	local name=$1 want=$2 all bad acks
 	shift 2
-	ip netns exec $CM_A_NS dumpcap -q -P -i $if_a -f "udp port 4791 or udp port 9" -w "$CM_TMP/$name.pcap" \
-		2>"$CM_TMP/$name.log" &
-	cap=$!
-	stop_at_exit $cap
-	capture_live "$CM_TMP/$name.log" || { cat "$CM_TMP/$name.log"; fail "dumpcap did not start"; }
+	capture_start $CM_A_NS $CM_A_IF "$CM_TMP/$name.pcap" "udp port 4791 or udp port 9"
 	cm_pair "ucmatose $name" $CM_A_NS $CM_B_NS -- ucmatose -b $CM_A_ADDR -c 2 -C 20 -S 3000 \
 		-- ucmatose -s $CM_A_ADDR -c 2 -C 20 -S 3000 "$@"
 	capture_drained $CM_B_NS $CM_A_ADDR "$CM_TMP/$name.pcap" ||
 		fail "$name: the capture never showed its sentinel datagram"
-	kill -INT $cap
-	wait $cap 2>/dev/null || true
+	capture_stop
 	local f=$CM_TMP/$name.pcap data="infiniband && infiniband.bth.destqp != 1"
 	all=$(ts -r "$f" -Y "$data" | wc -l)
 	bad=$(ts -r "$f" -Y "$data && ip.dsfield != $want" | wc -l)

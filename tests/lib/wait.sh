@@ -68,6 +68,21 @@ capture_live() {
 	wait_until "${2:-30}" grep -q "File: " "$1"
 }
 
+# capture_start NS IFACE FILE FILTER: dumpcap on IFACE in namespace NS
+# writes what FILTER passes to FILE (pcap; its stderr in FILE.log), live
+# when this returns; its pid in CAPTURE_PID, stopped at exit whatever
+# happens.  capture_stop ends it.
+capture_start() {
+	ip netns exec "$1" dumpcap -q -P -i "$2" -f "$4" -w "$3" 2>"$3.log" &
+	CAPTURE_PID=$!
+	stop_at_exit $CAPTURE_PID
+	capture_live "$3.log" || { cat "$3.log"; fail "dumpcap did not start on $2"; }
+}
+capture_stop() {
+	kill -INT $CAPTURE_PID
+	wait $CAPTURE_PID 2>/dev/null || true
+}
+
 # capture_drained NS ADDR FILE [SECONDS]: a capture of the path from NS to
 # ADDR has written all that came before now to FILE.  dumpcap stopped
 # right after a transfer loses the frames it had not read from its ring

@@ -24,15 +24,11 @@ ts() { tshark --disable-heuristic rpcrdma_infiniband "$@" 2>/dev/null; }
 
 # capture FILE CMD...: record A's veth while the pair runs CMD.
 capture() {
-	local file=$1 pid
+	local file=$1
 	shift
-	ip netns exec $VETH_A dumpcap -q -P -i $IF_A -f "udp port 4791" -w "$file" 2>"$file.log" &
-	pid=$!
-	stop_at_exit $pid
-	capture_live "$file.log" || { cat "$file.log"; fail "dumpcap did not start"; }
+	capture_start $VETH_A $IF_A "$file" "udp port 4791"
 	pair veth $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A -- "$@"
-	kill -INT $pid
-	wait $pid
+	capture_stop
 }
 
 # 1. Offload on: GSO datagrams cross the veth whole.

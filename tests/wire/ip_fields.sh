@@ -27,16 +27,11 @@ ts() { tshark --disable-heuristic rpcrdma_infiniband "$@" 2>/dev/null; }
 TCLASS=0x6a HOPS=255
 # run NAME SRV_GID CLI_GID ADDR: ib_write_bw with the fields, captured.
 run() {
-	local name=$1 sgid=$2 cgid=$3 addr=$4 cap
-	ip netns exec $VETH_B dumpcap -q -P -i $if_b -f "udp port 4791" -w "$dir/$name.pcap" \
-		2>"$dir/$name.log" &
-	cap=$!
-	stop_at_exit $cap
-	capture_live "$dir/$name.log" || { cat "$dir/$name.log"; fail "dumpcap did not start"; }
+	local name=$1 sgid=$2 cgid=$3 addr=$4
+	capture_start $VETH_B $if_b "$dir/$name.pcap" "udp port 4791"
 	UROCE_PCAP=$dir/$name-%p.pcap PAIR_TIMEOUT=60 pair $name $VETH_A $DEV_A $sgid \
 		$VETH_B $DEV_B $cgid $addr -- ib_write_bw -s 8192 -n 50 --tclass=$TCLASS
-	kill -INT $cap
-	wait $cap 2>/dev/null || true
+	capture_stop
 }
 
 # check FILE FAMILY WHAT: every RoCEv2 frame in FILE, requests and ACKs,
