@@ -92,7 +92,12 @@
 	X(PROGRESS_DEFERRALS, "progress_deferrals")                            \
 	/* transport/udp: a connected QP's source port was held by another    \
 	 * program; it sends from another (udp_claim_port) */                  \
-	X(SPORT_TAKEN, "sport_taken")
+	X(SPORT_TAKEN, "sport_taken")                                          \
+	/* transport/xdp: packets that went as frames through its AF_XDP       \
+	 * sockets (the rest of an xdp device's go through the udp transport   \
+	 * beneath it: to this host, without a socket on the queue, too long) */ \
+	X(XDP_RX_FRAMES, "xdp_rx_packets")                                     \
+	X(XDP_TX_FRAMES, "xdp_tx_packets")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

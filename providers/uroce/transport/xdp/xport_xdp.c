@@ -463,7 +463,7 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 	const struct uroce_path *known = NULL;   /* the path MAC and LOCAL are for */
 	uint8_t mac[6];
 	bool local = false;
-	unsigned int i;
+	unsigned int i, framed = 0;
 	int ret = 0;
 
 	if (!t->xsk)
@@ -487,14 +487,16 @@ static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsig
 		 * (a kernel without multi-buffer sockets: one frame): the udp
 		 * transport (the peer's program passes such frames too). */
 		if (ret == 0 && !local &&
-		    uroce_frame_hlen(p->family) + pkts[i].len <= t->xsk->tx_max_len)
+		    uroce_frame_hlen(p->family) + pkts[i].len <= t->xsk->tx_max_len) {
 			ret = frame_out(t, &pkts[i], mac);
-		else if (ret == 0 || ret == -EHOSTUNREACH)
+			framed += !ret;
+		} else if (ret == 0 || ret == -EHOSTUNREACH)
 			ret = via_udp(t, &pkts[i]);
 		if (ret)
 			break;
 	}
 	kick_unlock(t);
+	count(t, UROCE_STAT_XDP_TX_FRAMES, framed);
 	return i ? (int)i : ret;
 }
 
@@ -528,6 +530,7 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 				got += (unsigned int)uroce_xsk_rx(s, frames + got, lens + got, want - got);
 		}
 		t->rx_next = (t->rx_next + 1) % t->nrxq;
+		count(t, UROCE_STAT_XDP_RX_FRAMES, got);
 		for (unsigned int i = 0; i < got; i++) {
 			int r = uroce_frame_parse(frames[i], lens[i], &pkts[n]);
 
