@@ -61,6 +61,33 @@ stat_delta() { # stat_delta NAME BEFORE AFTER
 	[ -z "$a" ] || echo $((a - ${b:-0}))
 }
 
+# xdp_counts: "DEV IN OUT" for each end of transport xdp: the packets that
+# went through its AF_XDP sockets, not the udp transport beneath it.
+xdp_counts() {
+	local end
+	for end in "$A fa $WIRE_TRANSPORT_A" "$B fb $WIRE_TRANSPORT_B"; do
+		set -- $end
+		[ "$3" = xdp ] || continue
+		ip netns exec $1 "$UROCE" stat -a $2 2>/dev/null |
+			awk -v d=$2 '$1 == "xdp_rx_packets" {r = $2} $1 == "xdp_tx_packets" {t = $2}
+				     END {print d, r + 0, t + 0}'
+	done
+}
+
+# xdp_moved NAME BEFORE: fails case NAME unless each xdp end's packets took
+# its AF_XDP sockets both ways since xdp_counts printed BEFORE (not only the
+# udp transport beneath it).
+xdp_moved() {
+	local d r t d0 r0 t0
+	while read -r d r t; do
+		[ -n "$d" ] || continue
+		read -r d0 r0 t0 < <(grep "^$d " <<<"$2" || echo "$d 0 0")
+		echo "   $d (xdp): $((r - r0)) packets in and $((t - t0)) out through its AF_XDP sockets"
+		[ $((r - r0)) -gt 0 ] && [ $((t - t0)) -gt 0 ] ||
+			cfail "$1: device $d of transport xdp moved $((r - r0)) packets in and $((t - t0)) out through its AF_XDP sockets"
+	done <<<"$(xdp_counts)"
+}
+
 declare -A summary
 failed=()
 # A case's failure is recorded and the next case runs; the test fails at the end.
@@ -75,7 +102,8 @@ verify() {
 	local before after tmo=()
 	case " $* " in *" reorder "*) tmo=(-t "${FAULTS_REORDER_ACK_TIMEOUT:-16}") ;; esac
 	before=$(dev_stats)
-	local drops0
+	local drops0 xdp0
+	xdp0=$(xdp_counts)
 	drops0=$(backlog_drops)
 	"$IMPAIR" set $ID rc-only spare-naks "$@" >/dev/null ||
 		fail "$name: impair set $ID rc-only spare-naks $*"
@@ -132,6 +160,7 @@ verify() {
 	reordered=$(reorder_field reordered "$counters")
 	local bad=${#failed[@]}
 	[ "${seen:-0}" -gt 0 ] || cfail "$name: the wire saw no RoCE packets"
+	xdp_moved "$name" "$xdp0"
 	case " $* " in *" loss "*) [ "${dropped:-0}" -gt 0 ] || cfail "$name: loss dropped no packet" ;; esac
 	case " $* " in *" dup "*) [ "${duplicated:-0}" -gt 0 ] || cfail "$name: dup duplicated no packet" ;; esac
 	case " $* " in *" reorder "*) [ "${reordered:-0}" -gt 0 ] || cfail "$name: reorder reordered no packet" ;; esac
@@ -187,8 +216,9 @@ want all && verify all 10 loss 5 dup 5 reorder 25 corrupt 1
 # the two devices while the wire has IMPAIRMENT (no rc-only: perftest is RC
 # only); fails the case if it fails or the fault hit no packet.
 perf() {
-	local name=$1 imp=$2 t0=$SECONDS res counters hits k
+	local name=$1 imp=$2 t0=$SECONDS res counters hits k xdp0
 	shift 3
+	xdp0=$(xdp_counts)
 	"$IMPAIR" set $ID $imp >/dev/null || fail "impair set $ID $imp"
 	# pair() fails the test: run it in a subshell (with its own
 	# cleanups) to go on with the next
@@ -200,6 +230,7 @@ perf() {
 	fi
 	counters=$("$IMPAIR" clear $ID) || fail "impair clear $ID"
 	echo "   wire: $(tr '\n' ' ' <<<"$counters")"
+	xdp_moved "$name" "$xdp0"
 	for k in loss:dropped dup:duplicated corrupt:corrupted; do
 		case " $imp " in *" ${k%%:*} "*)
 			hits=$(impair_counter ${k#*:} "$counters")

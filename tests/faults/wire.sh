@@ -6,10 +6,13 @@ IMPAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/impair
 # impaired_pair_with_devices TAG DEV_A DEV_B: namespaces A, W (the bridge
 # with the faults) and B from `impair up`, torn down at exit; sets A B W
 # IF_A IF_B ADDR_A ADDR_B, ID (for `impair set/clear ID`), and GID_A/GID_B,
-# the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B), of transport
-# $UROCE_TEST_TRANSPORT if set (tests/xdp runs the faults over xdp).
+# the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B), and
+# WIRE_TRANSPORT_A / WIRE_TRANSPORT_B, their transports.  The devices are of transport
+# $UROCE_TEST_TRANSPORT if set (tests/xdp runs the faults over xdp);
+# TRANSPORT_A / TRANSPORT_B, if set even to nothing, choose one end's
+# (nothing is udp), as for veth_pair_with_devices (pairs.sh).
 impaired_pair_with_devices() {
-	local wire
+	local wire ta=${TRANSPORT_A-${UROCE_TEST_TRANSPORT:-}} tb=${TRANSPORT_B-${UROCE_TEST_TRANSPORT:-}}
 	ID=uro$1$(uniq_id)
 	note_created netns $ID-a
 	note_created netns $ID-w
@@ -21,8 +24,10 @@ impaired_pair_with_devices() {
 	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo "${XDP_RPS:-0}") "$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
-	add_dev $2 $IF_A $A ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}
-	add_dev $3 $IF_B $B ${UROCE_TEST_TRANSPORT:+transport $UROCE_TEST_TRANSPORT}
+	WIRE_TRANSPORT_A=${ta:-udp} WIRE_TRANSPORT_B=${tb:-udp}
+	echo "devices: $2 in A (transport $WIRE_TRANSPORT_A), $3 in B (transport $WIRE_TRANSPORT_B)"
+	add_dev $2 $IF_A $A ${ta:+transport $ta}
+	add_dev $3 $IF_B $B ${tb:+transport $tb}
 	GID_A=$(gid_of $A $2 $ADDR_A)
 	GID_B=$(gid_of $B $3 $ADDR_B)
 	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "GIDs of $ADDR_A / $ADDR_B not found"

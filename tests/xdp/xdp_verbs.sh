@@ -2,7 +2,7 @@
 # Unmodified verbs programs over transport xdp across a veth between two
 # namespaces: xdp on both ends, and xdp on one end with udp on the other
 # (wire compatibility), ibv_{rc,uc,srq,ud}_pingpong with --chk, perftest
-# write/read/send bw and lat and atomic bw, frames
+# write/read/send bw and lat and atomic bw (both too), frames
 # through the AF_XDP sockets (the program's redirect counter); ping and a
 # TCP transfer over the same veth during a run; SIGKILL mid-transfer leaves
 # the interface usable and a new pair runs at once; after `uroce link del`
@@ -46,16 +46,20 @@ done
 # host's own address go through the kernel.
 pair same-device $B xb $GB $B xb $GB 10.232.7.2 -- ibv_rc_pingpong -c -n 200 -s 4096
 
-# perftest over xdp on both ends (write, read, send, atomics: the
-# responder's one-sided work and the ACK/READ/atomic response paths).
-for t in ib_write_bw ib_read_bw ib_send_bw; do
-	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 65536 -n 200
+# perftest over xdp on both ends, and xdp on one end with udp on the other
+# each way round (write, read, send, atomics: the responder's one-sided
+# work and the ACK/READ/atomic response paths).
+for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xdp $B ub $UGB $A xa $GA"; do
+	set -- $ends
+	name=perftest-$1 sns=$2 sdev=$3 sgid=$4 cns=$5 cdev=$6 cgid=$7
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- $t -F -s 65536 -n 200
+	done
+	for t in ib_write_lat ib_read_lat ib_send_lat; do
+		pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- $t -F -s 64 -n 500
+	done
+	pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ib_atomic_bw -F -n 500
 done
-for t in ib_write_lat ib_read_lat ib_send_lat; do
-	pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- $t -F -s 64 -n 500
-done
-pair perftest-xdp $B xb $GB $A xa $GA 10.232.7.2 -- ib_atomic_bw -F -n 500
-pair perftest-xdp-udp $B xb $GB $A ua $UGA 10.232.7.2 -- ib_read_bw -F -s 65536 -n 200
 
 # Ping and TCP over the same veth while an xdp pair runs.
 PAIR_PORT=$((PAIR_PORT + 1))
