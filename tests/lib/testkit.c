@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 #include <netdb.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "testkit.h"
@@ -10,10 +14,38 @@
 int passes, failures;
 int sock = -1;
 
+/* A socket listening on PORT of every address: IPv6 and IPv4 (mapped) in
+ * one where the namespace has IPv6, else IPv4 only; -1 on failure. */
+static int listen_any(const char *port)
+{
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT,
+				     .sin6_port = htons((uint16_t)atoi(port)) };
+	struct sockaddr_in any4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY),
+				    .sin_port = any6.sin6_port };
+	int one = 1, off = 0, ls;
+
+	ls = socket(AF_INET6, SOCK_STREAM, 0);
+	if (ls >= 0) {
+		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+		if (!bind(ls, (struct sockaddr *)&any6, sizeof(any6)) && !listen(ls, 1))
+			return ls;
+		close(ls);
+	}
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0)
+		return -1;
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (!bind(ls, (struct sockaddr *)&any4, sizeof(any4)) && !listen(ls, 1))
+		return ls;
+	close(ls);
+	return -1;
+}
+
 static int side_open(const char *host, const char *port)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int one = 1, ls, s = -1;
+	int ls, s = -1;
 
 	if (getaddrinfo(host, port, &hints, &res))
 		return -1;
@@ -27,9 +59,8 @@ static int side_open(const char *host, const char *port)
 			usleep(100000);
 		}
 	} else {
-		ls = socket(res->ai_family, SOCK_STREAM, 0);
-		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(ls, res->ai_addr, res->ai_addrlen) && !listen(ls, 1))
+		ls = listen_any(port);
+		if (ls >= 0)
 			s = accept(ls, NULL, NULL);
 		close(ls);
 	}
