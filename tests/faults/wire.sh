@@ -7,9 +7,9 @@ IMPAIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/impair
 # with the faults) and B from `impair up`, torn down at exit; sets A B W
 # IF_A IF_B ADDR_A ADDR_B, ID (for `impair set/clear ID`), and GID_A/GID_B,
 # the IPv4 GIDs of devices DEV_A (in A) and DEV_B (in B), and
-# WIRE_TRANSPORT_A / WIRE_TRANSPORT_B, their transports.  The devices are of transport
-# $UROCE_TEST_TRANSPORT if set (tests/xdp runs the faults over xdp);
-# TRANSPORT_A / TRANSPORT_B, if set even to nothing, choose one end's
+# WIRE_TRANSPORT_A / WIRE_TRANSPORT_B, their transports: both
+# $UROCE_TEST_TRANSPORT if set (tests/xdp runs the faults over xdp), else
+# udp; TRANSPORT_A / TRANSPORT_B, if set even to nothing, choose one end's
 # (nothing is udp), as for veth_pair_with_devices (pairs.sh).
 impaired_pair_with_devices() {
 	local wire ta=${TRANSPORT_A-${UROCE_TEST_TRANSPORT:-}} tb=${TRANSPORT_B-${UROCE_TEST_TRANSPORT:-}}
