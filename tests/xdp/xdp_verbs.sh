@@ -2,7 +2,7 @@
 # Unmodified verbs programs over transport xdp across a veth between two
 # namespaces: xdp on both ends, and xdp on one end with udp on the other
 # (wire compatibility), ibv_{rc,uc,srq,ud}_pingpong with --chk, perftest
-# write/read/send bw and lat and atomic bw (both too), frames
+# write/read/send/atomic bw and lat (both too), frames
 # through the AF_XDP sockets (the program's redirect counter); ping and a
 # TCP transfer over the same veth during a run; SIGKILL mid-transfer leaves
 # the interface usable and a new pair runs at once; after `uroce link del`
@@ -58,7 +58,9 @@ for ends in "xdp-xdp $B xb $GB $A xa $GA" "xdp-udp $B xb $GB $A ua $UGA" "udp-xd
 	for t in ib_write_lat ib_read_lat ib_send_lat; do
 		pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- $t -F -s 64 -n 500
 	done
-	pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- ib_atomic_bw -F -n 500
+	for t in ib_atomic_bw ib_atomic_lat; do
+		pair $name $sns $sdev $sgid $cns $cdev $cgid 10.232.7.2 -- $t -F -n 500
+	done
 done
 
 # Ping and TCP over the same veth while an xdp pair runs.
