@@ -97,7 +97,10 @@
 	 * sockets (the rest of an xdp device's go through the udp transport   \
 	 * beneath it: to this host, without a socket on the queue, too long) */ \
 	X(XDP_RX_FRAMES, "xdp_rx_packets")                                     \
-	X(XDP_TX_FRAMES, "xdp_tx_packets")
+	X(XDP_TX_FRAMES, "xdp_tx_packets")                                     \
+	/* engine.c: packets the progress thread took from the transport      \
+	 * (the rest: application threads in ibv_poll_cq and posts) */        \
+	X(PROGRESS_RX, "progress_rx_packets")
 
 enum uroce_stat {
 #define UROCE_STAT_ENUM(e, name) UROCE_STAT_##e,

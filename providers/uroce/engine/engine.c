@@ -361,6 +361,8 @@ static void *progress_thread(void *arg)
 			if (uroce_poll_rewatch(eng, got))
 				progress_watch(eng, true);
 		}
+		if (got)
+			uroce_count(eng, UROCE_STAT_PROGRESS_RX, got);
 		busy = uroce_poll_keep_busy(eng, got, &busy_until);
 		/* While busy polling, the timers (1 ms granularity) every 50 us. */
 		if (atomic_load(&eng->armed) > 0 &&
