@@ -3,8 +3,23 @@
 # No RPS on these veths (tests/lib/common.sh keep_order; docs/xdp.md, "RPS").
 KEEP_ORDER=0
 
-# prog_on NS IFACE: an XDP program is attached to IFACE.
-prog_on() { ip -n "$1" link show "$2" | grep -q 'prog/xdp'; }
+# prog_on NS IFACE: an XDP program is attached to IFACE, by `ip link` or
+# by xdp-loader status (xdp-tools, scripts/deps.sh), which also sees
+# programs behind libxdp's dispatcher.  Either one seeing a program is
+# enough; where they disagree it says so on stderr.
+prog_on() {
+	local by_ip=no by_loader=no status
+	ip -n "$1" link show "$2" | grep -q 'prog/xdp' && by_ip=yes
+	if command -v xdp-loader >/dev/null &&
+	   status=$(ip netns exec "$1" xdp-loader status "$2" 2>&1); then
+		grep -q "^$2 .*No XDP program loaded" <<<"$status" || by_loader=yes
+	else
+		by_loader=$by_ip
+	fi
+	[ $by_ip = $by_loader ] ||
+		echo "prog_on $2: ip link says $by_ip, xdp-loader status says $by_loader: $status" >&2
+	[ $by_ip = yes ] || [ $by_loader = yes ]
+}
 
 # wait_for FILE TEXT SECONDS: until FILE has a line matching TEXT.
 wait_for() {

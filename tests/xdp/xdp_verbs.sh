@@ -207,4 +207,4 @@ for d in "$A xa" "$A ua" "$B xb" "$B ub"; do
 done
 prog_on $A $IA && fail "a program stayed on $IA after link del"
 prog_on $B $IB && fail "a program stayed on $IB after link del"
-pass "after uroce link del no XDP program remains"
+pass "after uroce link del no XDP program remains (ip link, xdp-loader status)"
