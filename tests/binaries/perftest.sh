@@ -51,10 +51,8 @@ for w in $where; do
 	pair $w "$@" -- ib_send_bw -F -c UD -n 500
 	pair $w "$@" -- ib_send_lat -F -c UD -n 500
 	# perftest's XRC opens its domain through files of fixed names in
-	# /tmp (and leaves them): those this test made go at its exit.
-	for f in /tmp/xrc_domain /tmp/xrc_domain_client /tmp/xrc_domain_server; do
-		[ -e $f ] || on_exit "rm -f $f"
-	done
+	# /tmp, and leaves them.
+	remove_if_new /tmp/xrc_domain /tmp/xrc_domain_client /tmp/xrc_domain_server
 	for api in "" --use_old_post_send; do
 		pair $w "$@" -- ib_send_bw -F -c XRC -n 2000 -s 65536 $api
 		pair $w "$@" -- ib_write_bw -F -c XRC -n 2000 -s 65536 $api

@@ -23,6 +23,9 @@ for where in lo veth; do
 		set -- $VETH_A $DEV_A $GID_A $VETH_B $DEV_B $GID_B $ADDR_A
 		ud_max=1024   # path MTU of a 1500-byte veth
 	fi
+	# ibv_xsrq_pingpong opens its XRC domain through /tmp/xrc_domain and
+	# leaves it.
+	remove_if_new /tmp/xrc_domain
 	for size in 1 4096 65536; do
 		pair $where "$@" -- ibv_rc_pingpong -c -n 1000 -s $size
 		pair $where "$@" -- ibv_uc_pingpong -c -n 1000 -s $size

@@ -51,6 +51,16 @@ need_plain_provider() {
 LEDGER=$(dirname "$(dirname "$UROCE")")/tests/created.ledger
 note_created() { [ ! -d "$(dirname "$LEDGER")" ] || echo "$*" >>"$LEDGER"; }
 
+# remove_if_new FILE...: each FILE that does not exist now is removed at
+# exit (what an unmodified program creates in a shared place and leaves:
+# the XRC examples' /tmp/xrc_domain*; one that was there is not ours).
+remove_if_new() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || on_exit "rm -f '$f'"
+	done
+}
+
 # A private registry for this test.
 use_private_registry() {
 	UROCE_RUNDIR=$(mktemp -d /tmp/uroce-test.XXXXXX)
