@@ -68,9 +68,7 @@ xdp_counts() {
 	for end in "$A fa $WIRE_TRANSPORT_A" "$B fb $WIRE_TRANSPORT_B"; do
 		set -- $end
 		[ "$3" = xdp ] || continue
-		ip netns exec $1 "$UROCE" stat -a $2 2>/dev/null |
-			awk -v d=$2 '$1 == "xdp_rx_packets" {r = $2} $1 == "xdp_tx_packets" {t = $2}
-				     END {print d, r + 0, t + 0}'
+		echo "$2 $(xdp_packets $1 $2)"
 	done
 }
 
@@ -78,13 +76,15 @@ xdp_counts() {
 # its AF_XDP sockets both ways since xdp_counts printed BEFORE (not only the
 # udp transport beneath it).
 xdp_moved() {
-	local d r t d0 r0 t0
+	local d r t d0 r0 t0 delta ok din dout
 	while read -r d r t; do
 		[ -n "$d" ] || continue
 		read -r d0 r0 t0 < <(grep "^$d " <<<"$2" || echo "$d 0 0")
-		echo "   $d (xdp): $((r - r0)) packets in and $((t - t0)) out through its AF_XDP sockets"
-		[ $((r - r0)) -gt 0 ] && [ $((t - t0)) -gt 0 ] ||
-			cfail "$1: device $d of transport xdp moved $((r - r0)) packets in and $((t - t0)) out through its AF_XDP sockets"
+		delta=$(xdp_moved_since "$r0 $t0" "$r $t") && ok=yes || ok=no
+		read -r din dout <<<"$delta"
+		echo "   $d (xdp): $din packets in and $dout out through its AF_XDP sockets"
+		[ $ok = yes ] ||
+			cfail "$1: device $d of transport xdp moved $din packets in and $dout out through its AF_XDP sockets"
 	done <<<"$(xdp_counts)"
 }
 

@@ -60,3 +60,18 @@ veth_pair_with_devices() {
 	GID_B=$(gid_of $VETH_B $DEV_B $ADDR_B)
 	[ -n "$GID_A" ] && [ -n "$GID_B" ] || fail "veth GIDs not found"
 }
+
+# xdp_packets NS DEV: "IN OUT", the packets device DEV (transport xdp) took
+# from and put on its AF_XDP sockets so far, over every process (uroce
+# stat: xdp_rx_packets, xdp_tx_packets).
+xdp_packets() {
+	ip netns exec $1 "$UROCE" stat -a $2 2>/dev/null |
+		awk '$1 == "xdp_rx_packets" {r = $2} $1 == "xdp_tx_packets" {t = $2} END {print r + 0, t + 0}'
+}
+# xdp_moved_since BEFORE AFTER: "IN OUT" moved between two xdp_packets
+# readings; true if packets moved both ways.
+xdp_moved_since() {
+	set -- $1 $2
+	echo $(($3 - $1)) $(($4 - $2))
+	[ $(($3 - $1)) -gt 0 ] && [ $(($4 - $2)) -gt 0 ]
+}

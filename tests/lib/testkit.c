@@ -42,27 +42,30 @@ static int listen_any(const char *port)
 	return -1;
 }
 
+/* A connected side channel: to HOST:PORT, or, HOST NULL, the first peer
+ * to connect to PORT.  -1 on failure. */
 static int side_open(const char *host, const char *port)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 	int ls, s = -1;
 
+	if (!host) {
+		ls = listen_any(port);
+		if (ls < 0)
+			return -1;
+		s = accept(ls, NULL, NULL);
+		close(ls);
+		return s;
+	}
 	if (getaddrinfo(host, port, &hints, &res))
 		return -1;
-	if (host) {
-		for (int tries = 0; tries < 600; tries++) { /* the server may start slowly: 60 s */
-			s = socket(res->ai_family, SOCK_STREAM, 0);
-			if (!connect(s, res->ai_addr, res->ai_addrlen))
-				break;
-			close(s);
-			s = -1;
-			usleep(100000);
-		}
-	} else {
-		ls = listen_any(port);
-		if (ls >= 0)
-			s = accept(ls, NULL, NULL);
-		close(ls);
+	for (int tries = 0; tries < 600; tries++) { /* the server may start slowly: 60 s */
+		s = socket(res->ai_family, SOCK_STREAM, 0);
+		if (!connect(s, res->ai_addr, res->ai_addrlen))
+			break;
+		close(s);
+		s = -1;
+		usleep(100000);
 	}
 	freeaddrinfo(res);
 	return s;

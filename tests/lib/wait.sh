@@ -71,7 +71,7 @@ capture_live() {
 # capture_start NS IFACE FILE FILTER: dumpcap on IFACE in namespace NS
 # writes what FILTER passes to FILE (pcap; its stderr in FILE.log), live
 # when this returns; its pid in CAPTURE_PID, stopped at exit whatever
-# happens.  capture_stop ends it.
+# happens.  capture_stop [PID] ends it (PID: one of several captures).
 capture_start() {
 	ip netns exec "$1" dumpcap -q -P -i "$2" -f "$4" -w "$3" 2>"$3.log" &
 	CAPTURE_PID=$!
@@ -79,8 +79,9 @@ capture_start() {
 	capture_live "$3.log" || { cat "$3.log"; fail "dumpcap did not start on $2"; }
 }
 capture_stop() {
-	kill -INT $CAPTURE_PID
-	wait $CAPTURE_PID 2>/dev/null || true
+	local pid=${1:-$CAPTURE_PID}
+	kill -INT $pid
+	wait $pid 2>/dev/null || true
 }
 
 # capture_drained NS ADDR FILE [SECONDS]: a capture of the path from NS to

@@ -55,23 +55,16 @@ mac_ra=$(ip netns exec $R cat /sys/class/net/$IRA/address)
 mac_rb=$(ip netns exec $R cat /sys/class/net/$IRB/address)
 mac_b=$(ip netns exec $B cat /sys/class/net/$IB/address)
 
-# moved NS DEV: "IN OUT", the packets DEV took from and put on its AF_XDP
-# sockets so far (uroce stat, every process).
-moved() {
-	ip netns exec $1 "$UROCE" stat -a $2 2>/dev/null |
-		awk '$1 == "xdp_rx_packets" {r = $2} $1 == "xdp_tx_packets" {t = $2} END {print r + 0, t + 0}'
-}
-
 # routed NAME SERVER-DEV (in B) SERVER-ADDR CLIENT-ADDR: verbs_verify, the
 # server on B, the client on A's xdp device, with the wire captured on
 # both of R's interfaces; then every check above.
 routed() {
 	local name=$1 sdev=$2 saddr=$3 caddr=$4 sgid cgid port=$((PAIR_PORT++)) rc=0 spid
-	local a0 b0 a1 b1 ra=$T/$name.ra.pcap rb=$T/$name.rb.pcap cap_ra cap_rb f
+	local a0 b0 delta ra=$T/$name.ra.pcap rb=$T/$name.rb.pcap cap_ra cap_rb f
 	sgid=$(gid_matching $B $sdev "${saddr/#10./::ffff:10.},")
 	cgid=$(gid_matching $A xa "${caddr/#10./::ffff:10.},")
 	[ -n "$sgid" ] && [ -n "$cgid" ] || fail "$name: GIDs of $saddr / $caddr not found"
-	a0=$(moved $A xa) b0=$(moved $B xb)
+	a0=$(xdp_packets $A xa) b0=$(xdp_packets $B xb)
 	capture_start $R $IRA "$ra" "udp port 4791 or udp port 9"
 	cap_ra=$CAPTURE_PID
 	capture_start $R $IRB "$rb" "udp port 4791 or udp port 9"
@@ -87,17 +80,12 @@ routed() {
 	# The sentinel crosses both captures (A -> R -> B).
 	capture_drained $A ${saddr%%,*} "$ra" && capture_drained $A ${saddr%%,*} "$rb" ||
 		echo "note: a capture of $name did not see its sentinel: it may miss the last frames" >&2
-	CAPTURE_PID=$cap_ra capture_stop
-	CAPTURE_PID=$cap_rb capture_stop
-	a1=$(moved $A xa) b1=$(moved $B xb)
-	set -- $a0 $a1
-	[ $(($3 - $1)) -gt 0 ] && [ $(($4 - $2)) -gt 0 ] ||
-		fail "$name: A's xdp device moved $(($3 - $1)) packets in and $(($4 - $2)) out through AF_XDP"
-	if [ $sdev = xb ]; then
-		set -- $b0 $b1
-		[ $(($3 - $1)) -gt 0 ] && [ $(($4 - $2)) -gt 0 ] ||
-			fail "$name: B's xdp device moved $(($3 - $1)) packets in and $(($4 - $2)) out through AF_XDP"
-	fi
+	capture_stop $cap_ra
+	capture_stop $cap_rb
+	delta=$(xdp_moved_since "$a0" "$(xdp_packets $A xa)") ||
+		fail "$name: A's xdp device moved $delta (in, out) packets through AF_XDP"
+	[ $sdev != xb ] || delta=$(xdp_moved_since "$b0" "$(xdp_packets $B xb)") ||
+		fail "$name: B's xdp device moved $delta (in, out) packets through AF_XDP"
 	# Every RoCE frame's link addresses and hop limit on each side of R,
 	# one line per distinct combination.
 	local ttl=ip.ttl src=ip.src
