@@ -5,7 +5,8 @@ figure, ratio, target and verdict, the CPU table has seconds per GB and per
 million messages for both sides, and results.json says the same.  With
 xdp figures added, the xdp path's goals take the veth's peers and its table
 against udp (issue 15) shows each ratio and goal.  The latency table against
-the UDP ping-pong with a thread hop has its rows.  A file without figures
+the UDP ping-pong with a thread hop has its rows.  A peer measured again
+after uroce's runs counts as the mean of its two figures.  A file without figures
 or with malformed lines fails loudly.  No root needed.
 
 usage: test_report.py REPORT_PY RESULTS_TSV
@@ -135,6 +136,8 @@ veth	ib_send_bw_64b	cpu_s_server	2.0
 veth	ib_send_bw_64b	cpu_s_client	2.0
 veth	ib_send_bw_64b	msgs	1000000
 xdp	ib_write_bw_64b	mpps	0.5
+xdp	xdp_transport_64b	mpps	2.0
+xdp	xdp_transport_64b	received	199000
 """
 XDP_ROWS = [
     ("ib_send_lat 2 B typical, us", "8.000", "10.000", "0.80"),
@@ -163,6 +166,24 @@ with tempfile.TemporaryDirectory() as d:
           "xdp rate goal met at 1.5 Mpps")
     check(re.search(r"^goal: latency over xdp no worse than udp.* 1\.250  no$", part, re.M),
           "xdp latency goal not met (write_lat 1.25)")
+    check(re.search(r"^goal: 64 B rate over xdp / the xdp transport alone >= 1 +2\.000  no  ratio 0\.75$",
+                    part, re.M),
+          "xdp rate against the transport alone: 1.5 of 2.0 Mpps, not met")
+
+# A peer measured again after uroce's runs: the goals take the mean of the
+# two figures, and both are printed.
+with tempfile.TemporaryDirectory() as d:
+    x = os.path.join(d, "after.tsv")
+    with open(x, "w") as f:
+        f.write(open(tsv).read() + "lo\tiperf3_tcp_after\tgbit_s\t30.0\n")
+    p = run(x, d)
+    check(p.returncode == 0, f"report.py with iperf3_tcp_after exit {p.returncode}")
+    check(re.search(r"^lo +bandwidth: ib_write_bw 1 MiB / iperf3 TCP +25\.00 +25\.00 +1\.00 ", p.stdout, re.M),
+          "lo write_bw 1 MiB against the mean of iperf3 before (20) and after (30)")
+    check(re.search(r"^veth +bandwidth: ib_write_bw 1 MiB / iperf3 TCP +25\.00 +20\.00 +1\.25 ", p.stdout, re.M),
+          "veth, measured once, keeps its one figure")
+    check(re.search(r"^lo +iperf3_tcp measured before and after uroce's runs: 20\.00 and 30\.00 Gbit/s",
+                    p.stdout, re.M), "the drift line names both figures")
 
 print("FAILED:" if fails else "ok", len(fails), "failures")
 sys.exit(1 if fails else 0)
