@@ -136,8 +136,10 @@ veth	ib_send_bw_64b	cpu_s_server	2.0
 veth	ib_send_bw_64b	cpu_s_client	2.0
 veth	ib_send_bw_64b	msgs	1000000
 xdp	ib_write_bw_64b	mpps	0.5
-xdp	xdp_transport_64b	mpps	2.0
-xdp	xdp_transport_64b	received	199000
+xdp	xdp_raw_64b	mpps	2.0
+xdp	xdp_raw_64b	received	199000
+xdp	xdp_raw_64b	msgs	200000
+xdp	xdp_transport_64b	error	xdp_probe failed: no socket
 """
 XDP_ROWS = [
     ("ib_send_lat 2 B typical, us", "8.000", "10.000", "0.80"),
@@ -166,9 +168,13 @@ with tempfile.TemporaryDirectory() as d:
           "xdp rate goal met at 1.5 Mpps")
     check(re.search(r"^goal: latency over xdp no worse than udp.* 1\.250  no$", part, re.M),
           "xdp latency goal not met (write_lat 1.25)")
-    check(re.search(r"^goal: 64 B rate over xdp / the xdp transport alone >= 1 +2\.000  no  ratio 0\.75$",
+    check(re.search(r"^goal: 64 B rate over xdp / a bare AF_XDP loop >= 1 +2\.000  no  ratio 0\.75$",
                     part, re.M),
-          "xdp rate against the transport alone: 1.5 of 2.0 Mpps, not met")
+          "xdp rate against the bare AF_XDP loop: 1.5 of 2.0 Mpps, not met")
+    check(re.search(r"^beneath: bare AF_XDP loop +2\.000 Mpps sent, 199000 of 200000 received$", part, re.M),
+          "the bare loop's figure and how many of its packets arrived")
+    check(re.search(r"^beneath: xdp transport alone +ERROR: xdp_probe failed: no socket$", part, re.M),
+          "a failed peer is named as such")
 
 # A peer measured again after uroce's runs: the goals take the mean of the
 # two figures, and both are printed.

@@ -16,6 +16,11 @@
  *   xdp_probe reopen IFACE                         open, close and at once open again:
  *                      "reopened", or the second open's error and exit 1
  *   xdp_probe remove IFACE                         detach uroce's XDP program
+ *   xdp_probe rawsend IFACE SRC DST DMAC QPN COUNT SIZE
+ *                      a bare AF_XDP sender (bench/run.sh's raw figure):
+ *                      the frames are built once in a UMEM of its own,
+ *                      then only descriptors, kicks and completions, 64 a
+ *                      burst; not the transport, no program on IFACE
  *
  * The transport table of this program has no udp transport, so the xdp
  * transport runs alone: only frames for the steered QPN reach it.
@@ -36,6 +41,9 @@
 #include "wire.h"
 #include "registry.h"
 #include "xdp_load.h"
+#include "xdp_frame.h"
+#include <xdp/xsk.h>
+#include <sys/mman.h>
 
 #define QKEY 0x11111111u
 #define SQPN 0x17
@@ -162,6 +170,111 @@ static int do_send(char **a)
 	}
 	printf("sent %u in %llu ms\n", sent, (unsigned long long)(now_ms() - t0));
 	x->ops->close(x);
+	return 0;
+}
+
+/* The MAC address of IFACE from sysfs into MAC; 0 or -1. */
+static int iface_mac(const char *iface, uint8_t mac[6])
+{
+	char path[128], line[32];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", iface);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fgets(line, sizeof(line), f) ? sscanf(line, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0],
+						 &mac[1], &mac[2], &mac[3], &mac[4], &mac[5]) : 0;
+	fclose(f);
+	return n == 6 ? 0 : -1;
+}
+
+enum { RAW_FRAMES = 2048, RAW_FRAME = 2048, RAW_BURST = 64 };
+
+/* A bare AF_XDP sender: what the kernel's copy mode costs per frame with
+ * nothing of ours in the loop but ring indexes and kicks. */
+static int do_rawsend(char **a)
+{
+	struct uroce_path path = { .dport = ROCE_UDP_PORT, .sport = 0xC123 };
+	struct xsk_socket_config cfg = { .tx_size = RAW_FRAMES,
+					 .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD };
+	struct xsk_umem_config ucfg = { .fill_size = 64, .comp_size = RAW_FRAMES,
+					.frame_size = RAW_FRAME };
+	uint32_t qpn = strtoul(a[4], NULL, 0), count = strtoul(a[5], NULL, 0);
+	uint32_t size = strtoul(a[6], NULL, 0), sent = 0, done = 0, len = 0, next = 0;
+	uint8_t smac[6], dmac[6], pkt[RAW_FRAME];
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	uint8_t *area;
+	uint64_t t0;
+	int ret;
+
+	path.family = gid(a[1], path.src);
+	gid(a[2], path.dst);
+	if (iface_mac(a[0], smac) || sscanf(a[3], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dmac[0], &dmac[1],
+					    &dmac[2], &dmac[3], &dmac[4], &dmac[5]) != 6) {
+		fprintf(stderr, "xdp_probe: no MAC of %s, or bad DMAC %s\n", a[0], a[3]);
+		return 2;
+	}
+	area = mmap(NULL, (size_t)RAW_FRAMES * RAW_FRAME, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return 1;
+	ret = xsk_umem__create(&umem, area, (uint64_t)RAW_FRAMES * RAW_FRAME, &fq, &cq, &ucfg);
+	if (!ret)
+		ret = xsk_socket__create(&xsk, a[0], 0, umem, NULL, &tx, &cfg);
+	if (ret) {
+		fprintf(stderr, "xdp_probe: AF_XDP socket on %s: %s\n", a[0], strerror(-ret));
+		return 1;
+	}
+	/* Frame K carries packet K (its PSN and bytes), so the receiver's
+	 * check passes for every frame however often it is sent again. */
+	for (uint32_t k = 0; k < RAW_FRAMES; k++) {
+		uint32_t hlen = uroce_frame_hlen(path.family);
+		struct iovec frame = { area + (size_t)k * RAW_FRAME, 0 };
+
+		len = build(pkt, sizeof(pkt) - hlen, path.family, path.src, path.dst, path.sport, qpn,
+			    k, size);
+		memcpy((uint8_t *)frame.iov_base + hlen, pkt, len);
+		frame.iov_len = hlen + len;
+		uroce_frame_build(&frame, 1, smac, dmac, &path, len);
+		len = (uint32_t)frame.iov_len;
+	}
+	t0 = now_ms();
+	while (done < count) {
+		if (now_ms() - t0 > 30000) {
+			fprintf(stderr, "xdp_probe: rawsend: %u of %u sent after 30 s\n", done, count);
+			return 1;
+		}
+		uint32_t want = count - sent < RAW_BURST ? count - sent : RAW_BURST, idx, n;
+
+		n = want ? xsk_ring_prod__reserve(&tx, want, &idx) : 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(&tx, idx + i);
+
+			d->addr = (uint64_t)next * RAW_FRAME;
+			d->len = len;
+			d->options = 0;
+			next = (next + 1) % RAW_FRAMES;
+		}
+		xsk_ring_prod__submit(&tx, n);
+		sent += n;
+		if (sendto(xsk_socket__fd(xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
+			perror("xdp_probe: sendto");
+			return 1;
+		}
+		/* Never more completions than descriptors given. */
+		n = xsk_ring_cons__peek(&cq, sent - done, &idx);
+		xsk_ring_cons__release(&cq, n);
+		done += n;
+	}
+	printf("sent %u in %llu ms\n", done, (unsigned long long)(now_ms() - t0));
+	xsk_socket__delete(xsk);
+	xsk_umem__delete(umem);
 	return 0;
 }
 
@@ -381,7 +494,7 @@ int main(int argc, char **argv)
 	static const struct { const char *name; int args; int (*fn)(char **); } cmds[] = {
 		{ "send", 6, do_send }, { "recv", 4, do_recv }, { "udpsend", 5, do_udpsend },
 		{ "udprecv", 3, do_udprecv }, { "hold", 1, do_hold }, { "attach", 1, do_attach },
-		{ "reopen", 1, do_reopen },
+		{ "reopen", 1, do_reopen }, { "rawsend", 7, do_rawsend },
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "remove")) {
