@@ -296,7 +296,7 @@ static int do_recv(char **a)
 		int n;
 
 		poll(&pfd, 1, 100);
-		n = x->ops->recv(x, rx, 64);
+		n = x->ops->recv(x, rx, 64, 0);
 		for (int i = 0; i < n; i++) {
 			struct roce_net net;
 

@@ -228,7 +228,8 @@ static unsigned int rx_bursts(struct uroce_engine *eng, bool app)
 	unsigned int got = 0;
 
 	for (int round = 0; round < RX_ROUNDS; round++) {
-		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST);
+		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST,
+					      app ? UROCE_RX_SPINNING : 0);
 
 		if (n <= 0)
 			break;

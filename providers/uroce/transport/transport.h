@@ -82,6 +82,16 @@ struct uroce_rx {
 	uint8_t smac[6], dmac[6];
 };
 
+/* How recv is called. */
+enum uroce_rx_flags {
+	/* An application's poll of an empty CQ, made again and again while
+	 * it waits (a busy-polling program): a transport may look only where
+	 * looking is cheap on most such calls, as long as each place is
+	 * looked at within a few calls.  Without it (the progress thread,
+	 * woken because the fd is readable), it looks everywhere. */
+	UROCE_RX_SPINNING = 1u << 0,
+};
+
 /* What a transport can do; fixed from open to close. */
 struct uroce_xport_caps {
 	uint32_t max_burst;         /* packets one send or recv call takes at most */
@@ -122,8 +132,10 @@ struct uroce_xport_ops {
 	int (*send)(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n);
 	/* Take up to MAX waiting packets into PKTS; never blocks.  Returns the
 	 * count (0: none) or -errno.  The bytes stay valid until the next recv
-	 * or close; recv is called by one thread at a time. */
-	int (*recv)(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max);
+	 * or close; recv is called by one thread at a time.  FLAGS:
+	 * UROCE_RX_SPINNING or 0 (enum uroce_rx_flags). */
+	int (*recv)(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max,
+		    unsigned int flags);
 
 	/* Optional (NULL: not needed by this transport). */
 	/* While tx_left > 0: try once more to hand what send left queued to

@@ -97,6 +97,6 @@ int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int
 /* udp_rx.c */
 int udp_rx_init(struct udp_xport *u);
 void udp_rx_fini(struct udp_xport *u);
-int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max);
+int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, unsigned int flags);
 
 #endif

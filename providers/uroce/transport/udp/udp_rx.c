@@ -45,7 +45,20 @@ struct udp_rxstate {
 	/* Sockets epoll reported and not yet drained: evs[evi..nev). */
 	struct epoll_event evs[RX_EVENTS];
 	int evi, nev;
+	/* The socket the last datagram came from (its epoll index), which a
+	 * spinning caller reads without asking epoll first (HOT_CALLS). */
+	uint64_t hot_idx;
+	bool hot;
+	unsigned int since_epoll;
 };
+
+/* An application busy-polling one flow (a ping-pong) reads that flow's
+ * socket directly on HOT_CALLS - 1 calls in HOT_CALLS, saving the
+ * epoll_wait before each recvmmsg (ib_send_lat: docs/performance.md,
+ * "Latency"); every HOT_CALLS-th call asks epoll, so the device's other
+ * sockets wait at most that many calls.  The progress thread, woken by
+ * epoll, always asks it. */
+#define HOT_CALLS 4
 
 int udp_rx_init(struct udp_xport *u)
 {
@@ -245,7 +258,7 @@ static int read_socket(struct udp_xport *u, int fd, const struct udp_sock *rs,
 	return n;
 }
 
-int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
+int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, unsigned int flags)
 {
 	struct udp_xport *u = to_udp(x);
 	struct udp_rxstate *st = u->rx;
@@ -266,14 +279,24 @@ int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
 				break;
 			polled = true;
 			st->evi = 0;
-			st->nev = epoll_wait(x->fd, st->evs, RX_EVENTS, 0);
-			if (st->nev <= 0) {
-				st->nev = 0;
-				break;
+			if (st->hot && (flags & UROCE_RX_SPINNING) && ++st->since_epoll < HOT_CALLS) {
+				st->evs[0].data.u64 = st->hot_idx;
+				st->nev = 1;
+			} else {
+				st->since_epoll = 0;
+				st->nev = epoll_wait(x->fd, st->evs, RX_EVENTS, 0);
+				if (st->nev <= 0) {
+					st->nev = 0;
+					break;
+				}
 			}
 		}
 		fd = idx_socket(u, st->evs[st->evi].data.u64, &rs);
 		n = fd > 0 ? read_socket(u, fd, rs, used, k) : 0;
+		if (n > 0) {
+			st->hot_idx = st->evs[st->evi].data.u64;
+			st->hot = true;
+		}
 		/* Empty (or an ICMP error on a connected socket), or drained:
 		 * epoll reports the socket again when more arrives. */
 		if (n < (int)k)

@@ -510,7 +510,8 @@ static void xdp_tx_flush(struct uroce_xport *x)
 	kick_unlock(t);
 }
 
-static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max)
+static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max,
+		    unsigned int flags)
 {
 	struct xdp_xport *t = xx(x);
 	uint8_t *frames[UROCE_XSK_BATCH];
@@ -543,7 +544,7 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 	}
 	if ((unsigned int)n >= max || !t->udp)
 		return n;
-	more = t->udp->ops->recv(t->udp, pkts + n, max - n);
+	more = t->udp->ops->recv(t->udp, pkts + n, max - n, flags);
 	return more > 0 ? n + more : n ? n : more;
 }
 
