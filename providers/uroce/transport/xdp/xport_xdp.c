@@ -60,6 +60,7 @@ struct xdp_xport {
 	struct uroce_xsk *rxq[MAX_QUEUES];  /* each queue's socket, rxq[0] == xsk; NULL: none */
 	unsigned int nrxq;                  /* queues tried (the interface's, at most MAX_QUEUES) */
 	unsigned int rx_next;               /* the queue recv looks at first */
+	unsigned int udp_skips;             /* spinning calls since the udp beneath was looked at */
 	uint32_t rx_max_len;                /* the longest frame every socket takes */
 	struct uroce_xdp_nl *nl;
 	pthread_mutex_t tx_lock;
@@ -543,6 +544,11 @@ static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int m
 		}
 	}
 	if ((unsigned int)n >= max || !t->udp)
+		return n;
+	/* A spinning poll looks at the udp beneath (a system call) on one
+	 * call in four: its traffic (QP1, UD, this host) also wakes the
+	 * progress thread. */
+	if ((flags & UROCE_RX_SPINNING) && t->xsk && ++t->udp_skips % 4)
 		return n;
 	more = t->udp->ops->recv(t->udp, pkts + n, max - n, flags);
 	return more > 0 ? n + more : n ? n : more;
