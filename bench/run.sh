@@ -114,38 +114,59 @@ pair_run() {
 
 # ---- uroce: perftest ----------------------------------------------------------
 
-# pt WHERE NAME KIND BYTES_PER_ITER_OR_0 -- TOOL ARGS...: perftest pair;
-# KIND lat (t_typical, t_avg, p99 in µs) or bw (Gbit/s, Mpps).  A latency
-# is measured LAT_RUNS (3) times and the run with the median typical kept:
-# in one run of three the first second of a ping-pong often ran at 5x its
+# pt WHERE NAME KIND MSGS BYTES -- TOOL ARGS...: perftest pair; KIND lat
+# (t_typical, t_avg, p99 in µs) or bw (Gbit/s, Mpps).  A latency is
+# measured LAT_RUNS (3) times and the run with the median typical kept: in
+# one run of three the first second of a ping-pong often ran at 5x its
 # typical, before the scheduler had spread the spinning threads.  A
 # bandwidth is measured RUNS (1) times, the median Gbit/s kept.  The CPU
-# seconds recorded are the kept run's.
+# seconds recorded are the kept run's.  pt_run and pt_keep do the two
+# halves, for runs of two measurements taken in turn (uroce_all).
+declare -A PT_LINES PT_FAILED
 pt() {
-	local where=$1 name=$2 kind=$3 msgs=$4 bytes=$5
-	shift 6
+	local where=$1 name=$2 kind=$3 runs=${RUNS:-1} r
 	wanted "$name" || return 0
-	local runs=${RUNS:-1} r lines=() line col=4
-	[ $kind = lat ] && runs=${LAT_RUNS:-3} col=5
-	local f=$tmp/$where.$name
+	[ $kind = lat ] && runs=${LAT_RUNS:-3}
 	for ((r = 0; r < runs; r++)); do
-		port=$((port + 1))
-		local common=(-d $DEV -F -p $port)
-		if ! pair_run $where $name 300 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
-				-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR ||
-		   grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
-			record $where $name error "$(grep -Eih -m1 'error|fail|couldn|unable' "$f.c.out" "$f.s.out" | head -1 | tr '\t' ' ')"
-			echo "  $where $name: FAILED (see $f.c.out)"
-			cp "$f.s.out" "$f.c.out" "$out/" 2>/dev/null
-			return 0
-		fi
-		cp "$f.s.cpu" "$f.s.cpu.$r"
-		cp "$f.c.cpu" "$f.c.cpu.$r"
-		# The run's index first, then perftest's figures.
-		lines+=("$r $(grep -E '^ *[0-9]+ +[0-9]+ ' "$f.c.out" | tail -1)")
+		pt_run "$@" || return 0
 	done
-	line=$(printf '%s\n' "${lines[@]}" | sort -g -k$((col + 1)),$((col + 1)) | sed -n "$(( (runs + 1) / 2 ))p")
-	local all="(median of: $(printf '%s\n' "${lines[@]}" | awk -v c=$((col + 1)) '{ printf "%s ", $c }'))"
+	pt_keep "$@"
+}
+
+# pt_run WHERE NAME KIND MSGS BYTES -- TOOL ARGS...: one run, kept for
+# pt_keep; non-zero (and the error recorded) if it failed.
+pt_run() {
+	local where=$1 name=$2 f=$tmp/$1.$2 r
+	shift 6
+	wanted "$name" && [ -z "${PT_FAILED[$where.$name]:-}" ] || return 1
+	r=$(printf '%s' "${PT_LINES[$where.$name]:-}" | grep -c .)
+	port=$((port + 1))
+	local common=(-d $DEV -F -p $port)
+	if ! pair_run $where $name 300 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
+			-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR ||
+	   grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
+		record $where $name error "$(grep -Eih -m1 'error|fail|couldn|unable' "$f.c.out" "$f.s.out" | head -1 | tr '\t' ' ')"
+		echo "  $where $name: FAILED (see $f.c.out)"
+		cp "$f.s.out" "$f.c.out" "$out/" 2>/dev/null
+		PT_FAILED[$where.$name]=1
+		return 1
+	fi
+	cp "$f.s.cpu" "$f.s.cpu.$r"
+	cp "$f.c.cpu" "$f.c.cpu.$r"
+	# The run's index first, then perftest's figures.
+	PT_LINES[$where.$name]+="$r $(grep -E '^ *[0-9]+ +[0-9]+ ' "$f.c.out" | tail -1)"$'\n'
+}
+
+# pt_keep WHERE NAME KIND MSGS BYTES: record the run with the median figure.
+pt_keep() {
+	local where=$1 name=$2 kind=$3 msgs=$4 bytes=$5 f=$tmp/$1.$2 col=4 line all runs r
+	local lines=${PT_LINES[$where.$name]:-}
+	PT_LINES[$where.$name]=
+	[ -n "$lines" ] && [ -z "${PT_FAILED[$where.$name]:-}" ] || return 0
+	[ $kind = lat ] && col=5
+	runs=$(printf '%s' "$lines" | grep -c .)
+	line=$(printf '%s' "$lines" | sort -g -k$((col + 1)),$((col + 1)) | sed -n "$(( (runs + 1) / 2 ))p")
+	all="(median of: $(printf '%s' "$lines" | awk -v c=$((col + 1)) '{ printf "%s ", $c }'))"
 	set -- $line
 	r=$1
 	shift
@@ -166,7 +187,7 @@ pt() {
 }
 
 uroce_all() {
-	local w=$1 n
+	local w=$1 n r
 	for t in send write read; do
 		pt $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000
 	done
@@ -177,18 +198,24 @@ uroce_all() {
 	n=12800
 	# 1 MiB: 1600 messages (1.7 GB, about half a second on lo); 400 made
 	# 0.15 s runs whose figures moved by a third from one run to the next.
-	# The scale goal's pair (ib_write_bw 64 KiB -q 1 and -q 128): one run
-	# of either spread by x2 from one run to the next on this machine
-	# (docs/performance.md, "A seventh run"), so each is the median of
-	# BW_RUNS (3) runs.
-	local scale_runs=${BW_RUNS:-3}
+	# The scale goal's pair (ib_write_bw 64 KiB -q 1 and -q 128): this
+	# machine's speed flipped between two modes (x2) every few seconds
+	# (docs/performance.md, "An eighth run"), so the two are run in turn,
+	# BW_RUNS (3) times, and each keeps its median.
+	local q1=(ib_write_bw_64k bw $n $((n * 65536)) -- ib_write_bw -s 65536 -n $n --report_gbits)
+	local q128=(ib_write_bw_64k_q128 bw $((128 * 100)) $((128 * 100 * 65536)) -- ib_write_bw -s 65536 -n 100 -q 128 --report_gbits)
+	for ((r = 0; r < ${BW_RUNS:-3}; r++)); do
+		pt_run $w "${q1[@]}"
+		pt_run $w "${q128[@]}"
+	done
+	pt_keep $w "${q1[@]}"
+	pt_keep $w "${q128[@]}"
+	pt $w ib_send_bw_64k bw $n $((n * 65536)) -- ib_send_bw -s 65536 -n $n --report_gbits
 	for t in write send; do
-		RUNS=$([ $t = write ] && echo $scale_runs || echo 1) pt $w ib_${t}_bw_64k bw $n $((n * 65536)) -- ib_${t}_bw -s 65536 -n $n --report_gbits
 		pt $w ib_${t}_bw_1m bw 1600 $((1600 * 1048576)) -- ib_${t}_bw -s 1048576 -n 1600 --report_gbits
 		pt $w ib_${t}_bw_64b bw 200000 $((200000 * 64)) -- ib_${t}_bw -s 64 -n 200000 --report_gbits
 	done
 	pt $w ib_write_bw_64k_q4 bw $n $((n * 65536)) -- ib_write_bw -s 65536 -n $((n / 4)) -q 4 --report_gbits
-	RUNS=$scale_runs pt $w ib_write_bw_64k_q128 bw $((128 * 100)) $((128 * 100 * 65536)) -- ib_write_bw -s 65536 -n 100 -q 128 --report_gbits
 	if wanted idle_qps; then
 		local o
 		o=$(ip netns exec $SNS "$UROCE" run "$IDLE" $DEV $SGID 8 3 2>&1)
