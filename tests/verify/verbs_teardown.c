@@ -13,6 +13,9 @@
  * its QP to Error, to Reset, or destroys it (the three take turns).  The
  * WRITE may then complete either way; the SEND must succeed.
  *
+ * Then a QP destroyed with flushed receives still on a CQ it shares takes
+ * them along and leaves the other QP's (destroy_cleans).
+ *
  *   verbs_teardown -d DEV -g GIDX [-n ROUNDS]
  */
 #include <errno.h>
@@ -139,6 +142,47 @@ static void round_trip(int round)
 	ibv_destroy_cq(bcq);
 }
 
+/* A QP destroyed with completions still queued takes them along, and
+ * leaves those of the other QPs on its CQ, as hardware providers clean
+ * their CQs at destroy: libfabric's ofi_rxm flushes its CQ after closing
+ * an endpoint and reposts each receive it finds to that endpoint. */
+static void destroy_cleans(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+
+	if (!cq)
+		DIE("create_cq");
+	struct ibv_qp *keep = rc_qp(cq), *gone = rc_qp(cq);
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	uint32_t keep_qpn = keep->qp_num, gone_qpn = gone->qp_num;
+	struct ibv_wc wc[8];
+	int n = 0, got, kept = 0;
+
+	connect_qp(keep, gone_qpn);
+	connect_qp(gone, keep_qpn);
+	for (int i = 0; i < 5; i++) {
+		struct ibv_sge sg = { (uintptr_t)buf, MSG, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(i < 2 ? keep : gone, &wr, &bad))
+			DIE("post_recv: %s", strerror(errno));
+	}
+	/* Error flushes the five receives into the CQ (IBTA 10.3.1.1), at
+	 * once; none is polled before GONE is destroyed. */
+	if (ibv_modify_qp(keep, &err, IBV_QP_STATE) || ibv_modify_qp(gone, &err, IBV_QP_STATE))
+		DIE("modify to Error: %s", strerror(errno));
+	if (ibv_destroy_qp(gone))
+		DIE("destroy_qp: %s", strerror(errno));
+	while ((got = ibv_poll_cq(cq, 8, wc)) > 0)
+		for (int i = 0; i < got; i++, n++)
+			kept += wc[i].qp_num == keep_qpn && wc[i].status == IBV_WC_WR_FLUSH_ERR;
+	CHECK(got == 0 && n == 2 && kept == 2,
+	      "destroy_qp left %d completions on the shared CQ (%d of the live QP's 2 flushes), want only those 2",
+	      n, kept);
+	ibv_destroy_qp(keep);
+	ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
@@ -166,6 +210,7 @@ int main(int argc, char **argv)
 		DIE("pd/mr");
 	for (int r = 0; r < rounds; r++)
 		round_trip(r);
+	destroy_cleans();
 	printf("%d passed, %d failed\n", passes, failures);
 	return failures ? 1 : 0;
 }

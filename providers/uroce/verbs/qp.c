@@ -585,6 +585,16 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	if (uroce_mcast_attached(qp))
 		return EBUSY;
 	uroce_engine_qp_destroy(qp);
+	/* Its completions still queued go with it, as hardware providers
+	 * clean their CQs at destroy (mlx5_destroy_qp, mlx4): programs poll
+	 * on after closing an endpoint, and libfabric's ofi_rxm reposts the
+	 * receive of each completion it flushes then to the endpoint it
+	 * names, which no longer exists (docs/cm.md).  The engine no longer
+	 * adds any for it. */
+	if (qp->scq)
+		uroce_cq_clean(qp->scq, ibqp->qp_num);
+	if (qp->rcq && qp->rcq != qp->scq)
+		uroce_cq_clean(qp->rcq, ibqp->qp_num);
 	hold(qp, -1);
 	pthread_mutex_destroy(&qp->lock);
 	ring_free(&qp->sq, ibqp->pd);
