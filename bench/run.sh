@@ -335,11 +335,9 @@ xdp_alone() {
 			record xdp $name error "xdp_probe recv did not start"
 			continue
 		fi
-		if [ $mode = rawsend ]; then
-			{ time ip netns exec $NS_B timeout 60 "$probe" rawsend bvb$id $ADDR_B $ADDR_A $dmac 0x21 $count 64 >"$f.c.out" 2>&1; } 2>"$f.c.cpu"
-		else
-			{ time ip netns exec $NS_B timeout 60 "$probe" send bvb$id $ADDR_B $ADDR_A 0x21 $count 64 >"$f.c.out" 2>&1; } 2>"$f.c.cpu"
-		fi
+		# rawsend takes the receiver's MAC; send resolves it itself.
+		local to=($ADDR_A $([ $mode = rawsend ] && echo $dmac))
+		{ time ip netns exec $NS_B timeout 60 "$probe" $mode bvb$id $ADDR_B "${to[@]}" 0x21 $count 64 >"$f.c.out" 2>&1; } 2>"$f.c.cpu"
 		wait $spid
 		ms=$(sed -n 's/^sent [0-9]* in \([0-9]*\) ms/\1/p' "$f.c.out")
 		got=$(sed -n 's/^received \([0-9]*\) bad 0.*/\1/p' "$f.s.out")
