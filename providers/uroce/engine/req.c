@@ -41,10 +41,10 @@ static uint32_t unacked(const struct uroce_qp_eng *qe)
  * timeout 14, which at a few percent loss dominates everything.  So when
  * nothing has been acknowledged for a few round trips (at least 4 ms, a
  * scheduler tick: on a busy host the peer may simply not have run yet),
- * the requester goes back to the oldest
- * unacknowledged PSN early, as a timeout would, but without using up
- * retry_cnt: the ACK timeout still runs and alone decides that retries
- * are exhausted.  At most PROBES_MAX early resends per forward progress.
+ * the requester resends early (probe_from), as a timeout would, but
+ * without using up retry_cnt: the ACK timeout still runs and alone
+ * decides that retries are exhausted.  At most PROBES_MAX early resends
+ * per forward progress.
  */
 enum { PROBES_MAX = 2, PROBE_MIN_NS = 4000000 };
 
@@ -53,6 +53,23 @@ static uint64_t probe_delay_ns(const struct uroce_qp_eng *qe)
 	uint64_t d = 4 * qe->srtt_ns;
 
 	return d < PROBE_MIN_NS ? PROBE_MIN_NS : d;
+}
+
+/*
+ * Where a probe resends from.  The first resends only the newest packet,
+ * with AckReq.  A responder that merely ran late answers it as a duplicate
+ * with one ACK (IBTA 9.7.5.1.1); going back to the oldest unacknowledged
+ * PSN instead resent whole windows to a receiver already behind (128 QPs
+ * whose peer was not scheduled for 4 ms: 3455 duplicate packets).  A
+ * responder that lost the tail takes the probe as its next packet, or NAKs
+ * the gap before it, and the requester goes back from there.  The second
+ * probe goes back to the oldest unacknowledged PSN: it also covers a lost
+ * NAK or resend, after which the responder ignores anything but the PSN it
+ * expects (9.7.5.1.4).
+ */
+static uint32_t probe_from(const struct uroce_qp_eng *qe)
+{
+	return qe->probes == 0 ? psn_add(qe->cur_psn, -1u) : qe->una_psn;
 }
 
 /* (Re)start the retransmit timer if packets are outstanding, else stop it. */
@@ -451,11 +468,13 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		return;
 	}
 	if (qe->probe_ns && now >= qe->probe_ns && unacked(qe)) {
+		uint32_t from = probe_from(qe);
+
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
-		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, qe->una_psn, qe->probes));
+		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, from, qe->probes));
 		uroce_cc_loss(qe, false);
-		uroce_req_rewind(qp, qe->una_psn);
+		uroce_req_rewind(qp, from);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
 		return;

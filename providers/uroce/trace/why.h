@@ -36,10 +36,11 @@
 	  "2^timeout): the requester resends everything from the oldest "              \
 	  "unacknowledged PSN (go-back-N) and spends one transport retry")             \
 	X(RETX_PROBE, "early resends so far", "9.7.6.1.3", "early retransmit (uroce's tail-loss probe)",       \
-	  "nothing was acknowledged for a few round trips: uroce goes back to the "    \
-	  "oldest unacknowledged PSN before the local ACK timeout, without spending "  \
-	  "a retry (not an IBTA rule: the ACK timeout of 9.7.6.1.3 still decides "     \
-	  "when to give up)")                                                          \
+	  "nothing was acknowledged for a few round trips: before the local ACK "      \
+	  "timeout, uroce resends its newest packet (the first probe) or goes back "   \
+	  "to the oldest unacknowledged PSN (the second), without spending a retry "   \
+	  "(not an IBTA rule: the ACK timeout of 9.7.6.1.3 still decides when to "     \
+	  "give up)")                                                                  \
 	X(RETX_IMPLIED, "PSN of the response that showed the gap", "9.7.5.1.4", "retransmit after an implied NAK",                \
 	  "a response to a later request arrived while a READ or atomic response is " \
 	  "still missing: that response was lost, so the READ or atomic is sent "      \
