@@ -3,12 +3,13 @@
 # memory windows, ODP and rereg_mr, ATOMIC WRITE, XRC, with data checks and
 # error cases, verbs_mcast (UD multicast, two processes) and verbs_teardown
 # (a responder that stops its QP at its receive completion has ACKed the
-# SEND), on a device on lo in a namespace of the test's own.
+# SEND) and verbs_threads (three threads post to one RC QP while another
+# polls), on a device on lo in a namespace of the test's own.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/pairs.sh"
 need_root
 isolate_netns "$@"
-: "${VERBS_EXT:?}" "${VERBS_MCAST:?}" "${VERBS_TEARDOWN:?}"
+: "${VERBS_EXT:?}" "${VERBS_MCAST:?}" "${VERBS_TEARDOWN:?}" "${VERBS_THREADS:?}"
 use_private_registry
 add_dev ext0 lo
 gid=$(gid_of "" ext0 127.0.0.1)
@@ -23,3 +24,6 @@ pass "verbs_mcast"
 timeout 120 "$UROCE" run "$VERBS_TEARDOWN" -d ext0 -g "$gid" || rc=$?
 [ $rc -eq 0 ] || fail "verbs_teardown (exit $rc)"
 pass "verbs_teardown"
+timeout 240 "$UROCE" run "$VERBS_THREADS" -d ext0 -g "$gid" || rc=$?
+[ $rc -eq 0 ] || fail "verbs_threads (exit $rc)"
+pass "verbs_threads"

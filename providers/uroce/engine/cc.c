@@ -193,6 +193,8 @@ bool uroce_cc_post_waits(const struct uroce_qp *qp)
 	/* The pass that answers the response restarts what waits here:
 	 * comp.c calls uroce_req_progress after every response, req.c after
 	 * every timer (so a lost response costs a probe, never a WQE). */
+	/* Also read without the QP's lock (uroce_engine_post_deferred). */
 	return on && qe && uroce_qp_type_rc(qp->vqp.qp.qp_type) &&
-	       psn_diff(qe->cur_psn, qe->una_psn) > 0;
+	       psn_diff(__atomic_load_n(&qe->cur_psn, __ATOMIC_RELAXED),
+			__atomic_load_n(&qe->una_psn, __ATOMIC_RELAXED)) > 0;
 }

@@ -96,7 +96,7 @@ static bool ack_through(struct uroce_qp *qp, uint32_t a, uint32_t resp)
 	struct uroce_qp_eng *qe = qp->engine;
 	bool progress = false;
 
-	while (qp->sq.cons != qp->sq.prod) {
+	while (qp->sq.cons != ring_prod(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
 
 		if (w->state != UROCE_WQE_SENT || psn_diff(w->last_psn, a) > 0)
@@ -129,7 +129,7 @@ static void fail_head(struct uroce_qp *qp, enum ibv_wc_status st)
 		uroce_count(eng, UROCE_STAT_RETRY_EXCEEDED, 1);
 	else if (st == IBV_WC_RNR_RETRY_EXC_ERR)
 		uroce_count(eng, UROCE_STAT_RNR_RETRY_EXCEEDED, 1);
-	if (qp->sq.cons != qp->sq.prod)
+	if (qp->sq.cons != ring_prod(&qp->sq))
 		done(qp, ring_slot(&qp->sq, qp->sq.cons), st);
 	uroce_qp_to_error(qp);
 }
@@ -201,7 +201,7 @@ static struct uroce_send_wqe *head_for_response(struct uroce_qp *qp, uint32_t ps
 {
 	struct uroce_send_wqe *w;
 
-	while (qp->sq.cons != qp->sq.prod) {
+	while (qp->sq.cons != ring_prod(&qp->sq)) {
 		w = ring_slot(&qp->sq, qp->sq.cons);
 		if ((read && w->opcode == IBV_WR_RDMA_READ) || w->state != UROCE_WQE_SENT ||
 		    psn_diff(w->last_psn, psn) >= 0)
@@ -388,7 +388,7 @@ void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * not yet acknowledged.  Any other is stale or forged; acting on it
 	 * would fail or stall a healthy QP. */
 	if (pkt->kind == ROCE_K_ACK && (pkt->syndrome & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK &&
-	    qp->sq.cons == qp->sq.prod) {
+	    qp->sq.cons == ring_prod(&qp->sq)) {
 		uroce_count(qe->eng, UROCE_STAT_DROP_STALE, 1);
 		return;
 	}

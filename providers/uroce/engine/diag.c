@@ -73,7 +73,7 @@ static void dump_qp(struct uroce_engine *eng, struct uroce_qp *qp, uint64_t now,
 			"cur %u, timer %s probe %s rnr %s armed %d, win %u, retry_left %u, "
 			"rd_atomic %u; responder epsn %u recv_off %llu nak_sent %d\n",
 			(int)getpid(), qp->vqp.qp.qp_num, state_name(qp->state), qp->sq.cons, qe->sq_next,
-			qp->sq.prod, qe->una_psn, qe->cur_psn, deadline, probe, rnr, (int)qe->armed,
+			ring_prod(&qp->sq), qe->una_psn, qe->cur_psn, deadline, probe, rnr, (int)qe->armed,
 			qe->win, qe->retry_left, qe->rd_atomic, qe->epsn,
 			(unsigned long long)qe->recv_off, (int)qe->nak_sent);
 	}

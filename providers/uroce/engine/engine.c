@@ -640,13 +640,15 @@ void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 		push_cqe(qp, qp->scq, &wc);
 	}
 	w->state = UROCE_WQE_DONE;
-	qp->sq.cons++;
+	ring_retire(&qp->sq);
 }
 
 static void flush_queues(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
+	/* The error state is stored: now read sq.prod (uroce_engine_post_deferred). */
+	atomic_thread_fence(memory_order_seq_cst);
 	while (ring_used(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qp->sq.cons);
 
@@ -932,6 +934,26 @@ void uroce_engine_sq_posted(struct uroce_qp *qp)
 		flush_queues(qp);
 	else if (!uroce_cc_post_waits(qp))
 		uroce_req_progress(qp);
+}
+
+/*
+ * A post published its WQEs without the QP's lock (verbs/post.c).  It may
+ * leave them to the engine when the engine's next pass is sure to come
+ * and would send them anyway: an RC QP in RTS whose posts wait for the ACK
+ * clock has packets outstanding, and their response (or a timer) calls
+ * uroce_req_progress.  The post stored sq.prod before the fence here, then
+ * reads the state and PSNs.  The pass that could be the last (a response
+ * that acknowledges everything, a move to the error state) stores una_psn
+ * or the state, and then reads sq.prod behind a fence of its own
+ * (uroce_req_progress, flush_queues).  Of two such store-fence-load
+ * sequences at least one load sees the other's store: either this post
+ * takes the lock, or that pass sees its WQEs.
+ */
+bool uroce_engine_post_deferred(struct uroce_qp *qp)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return __atomic_load_n(&qp->state, __ATOMIC_RELAXED) == IBV_QPS_RTS &&
+	       uroce_cc_post_waits(qp);
 }
 
 void uroce_engine_rq_posted(struct uroce_qp *qp)

@@ -126,8 +126,8 @@ struct uroce_ring {
 	uint8_t *buf;
 	uint32_t size;
 	uint32_t stride;
-	uint32_t prod;               /* next slot the verbs layer fills */
-	uint32_t cons;               /* oldest slot not yet completed */
+	uint32_t prod;               /* next slot the verbs layer fills (ring_publish) */
+	uint32_t cons;               /* oldest slot not yet completed (ring_retire) */
 	bool custom_buf;             /* buf is from a parent domain's allocator (pd.c) */
 };
 
@@ -136,9 +136,31 @@ static inline void *ring_slot(struct uroce_ring *r, uint32_t idx)
 	return r->buf + (size_t)(idx & (r->size - 1)) * r->stride;
 }
 
+/* A send queue's producer and consumer do not share a lock: a post may
+ * fill and publish a WQE while the engine holds the QP's lock
+ * (verbs/post.c).  So prod is published after the slot is filled, and
+ * cons advanced after the slot's last use, each with a release store, and
+ * both are read with acquire loads. */
+static inline uint32_t ring_prod(const struct uroce_ring *r)
+{
+	return __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
+}
+
 static inline uint32_t ring_used(const struct uroce_ring *r)
 {
-	return r->prod - r->cons;
+	return ring_prod(r) - __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+}
+
+/* The producer hands the slot at prod, now filled, to the consumer. */
+static inline void ring_publish(struct uroce_ring *r)
+{
+	__atomic_store_n(&r->prod, r->prod + 1, __ATOMIC_RELEASE);
+}
+
+/* The consumer is done with the slot at cons: it may be filled again. */
+static inline void ring_retire(struct uroce_ring *r)
+{
+	__atomic_store_n(&r->cons, r->cons + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- SRQ ----------------------------------------------------------------- */
@@ -169,7 +191,11 @@ static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
 struct uroce_qp {
 	struct verbs_qp vqp;         /* ibv_qp / ibv_qp_ex: must be first */
 	struct uroce_context *ctx;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;        /* the engine's: QP state, both queues' consumers */
+	/* The send queue's producers (post_send, the wr_* API, bind_mw) and
+	 * modify_qp, taken before lock.  A post takes lock only when the
+	 * engine must act now (verbs/post.c). */
+	pthread_mutex_t post_lock;
 	/* Asynchronous events naming this QP: until ibv_ack_async_event has
 	 * counted as many, destroy_qp keeps the struct (events.h). */
 	struct uroce_evobj ev;
@@ -231,6 +257,9 @@ void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
 			      int attr_mask);
 /* New send WQEs are in qp->sq (called with qp->lock held). */
 void uroce_engine_sq_posted(struct uroce_qp *qp);
+/* After a post published WQEs without the QP's lock: true if the engine's
+ * next pass will send them, so that the post need not take the lock. */
+bool uroce_engine_post_deferred(struct uroce_qp *qp);
 /* New receive WQEs are in qp->rq or the SRQ (no lock held). */
 void uroce_engine_rq_posted(struct uroce_qp *qp);
 /* QP goes away: no packet or timer refers to it after this returns. */

@@ -329,6 +329,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 	bool sent_any = false;
 	uint32_t sent_from;
 
+	/* What the caller stored (una_psn) before sq.prod is read
+	 * (uroce_engine_post_deferred). */
+	atomic_thread_fence(memory_order_seq_cst);
 	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
 	/* One window for the whole pass: the packet that fills it is the one
@@ -341,9 +344,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 	 * requests, as a NIC sends it on receipt: a peer whose request was
 	 * answered by a receive learns of the answer after its own send
 	 * completes, never before (perftest -e waits for them in that order). */
-	if (qe->sq_next != qp->sq.prod)
+	if (qe->sq_next != ring_prod(&qp->sq))
 		uroce_resp_ack_before_requests(qp);
-	while (qe->sq_next != qp->sq.prod) {
+	while (qe->sq_next != ring_prod(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
 		int done;
 
@@ -407,7 +410,7 @@ void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 	struct uroce_send_wqe *fw = NULL;
 	uint32_t found = 0;
 
-	for (uint32_t idx = qp->sq.cons; idx != qp->sq.prod; idx++) {
+	for (uint32_t idx = qp->sq.cons; idx != ring_prod(&qp->sq); idx++) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, idx);
 
 		if (w->state == UROCE_WQE_POSTED)
@@ -485,7 +488,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 	if (uroce_debug)
 		fprintf(stderr, "uroce: QP %u timeout: una %u cur %u sq cons %u next %u prod %u "
 			"retry_left %u rnr_until %llu\n", qp->vqp.qp.qp_num, qe->una_psn, qe->cur_psn,
-			qp->sq.cons, qe->sq_next, qp->sq.prod, qe->retry_left,
+			qp->sq.cons, qe->sq_next, ring_prod(&qp->sq), qe->retry_left,
 			(unsigned long long)qe->rnr_until_ns);
 	if (qe->retry_left == 0) {
 		/* IBTA 9.7.6.1.3: retries exhausted. */

@@ -212,6 +212,7 @@ int uroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw
 
 	if (mw->type != IBV_MW_TYPE_1 || ibqp->qp_type == IBV_QPT_UD)
 		return EINVAL;
+	pthread_mutex_lock(&qp->post_lock);
 	pthread_mutex_lock(&qp->lock);
 	if (!uroce_sq_state_ok(qp))
 		err = EINVAL;
@@ -219,10 +220,11 @@ int uroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw, struct ibv_mw_bind *mw
 		err = ENOMEM;
 	else if (!(err = uroce_wqe_set_bind(qp, w, mw, rkey, &mw_bind->bind_info)) &&
 		 !(err = uroce_wqe_check(qp, w))) {
-		qp->sq.prod++;
+		ring_publish(&qp->sq);
 		uroce_engine_sq_posted(qp);
 	}
 	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->post_lock);
 	if (!err)
 		mw->rkey = rkey;
 	return err;

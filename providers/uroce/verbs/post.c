@@ -207,25 +207,48 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 	return uroce_wqe_check(qp, w);
 }
 
+/*
+ * A post fills and publishes its WQEs under the QP's post_lock only.  The
+ * QP's lock is the engine's, held while it takes a response and sends
+ * what waited behind it, system calls included.  With many QPs that is
+ * where perftest's next post to the same QP met it: at ib_write_bw -q 128
+ * the posting thread slept on that lock 12 000 times a second
+ * (docs/performance.md).  The post takes the lock only when the engine
+ * must act now: the queue looks full (a completion can be seen before its
+ * slot is given back, uroce_complete_send), or the engine's next pass is
+ * not sure to send the WQEs (uroce_engine_post_deferred).
+ */
 int uroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct uroce_qp *qp = to_uqp(ibqp);
+	bool locked = false;
 	int err = 0, posted = 0;
 
-	pthread_mutex_lock(&qp->lock);
+	pthread_mutex_lock(&qp->post_lock);
 	if (!uroce_sq_state_ok(qp))
 		err = EINVAL;
 	for (; wr && !err; wr = wr->next) {
 		err = fill_send(qp, wr);
+		if (err == ENOMEM && !locked) {
+			pthread_mutex_lock(&qp->lock);
+			locked = true;
+			err = fill_send(qp, wr);
+		}
 		if (err)
 			break;
-		qp->sq.prod++;
+		UROCE_TRACE(uroce_trace_sq_posted(qp, qp->sq.prod, qp->sq.prod + 1));
+		ring_publish(&qp->sq);
 		posted++;
 	}
-	UROCE_TRACE(uroce_trace_sq_posted(qp, qp->sq.prod - posted, qp->sq.prod));
-	if (posted)
+	if (posted && (locked || !uroce_engine_post_deferred(qp))) {
+		if (!locked)
+			pthread_mutex_lock(&qp->lock);
+		locked = true;
 		uroce_engine_sq_posted(qp);
-	pthread_mutex_unlock(&qp->lock);
+	}
+	if (locked)
+		pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->post_lock);
 	if (err)
 		*bad_wr = wr;
 	return err;

@@ -255,6 +255,9 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state old;
 	int err;
 
+	/* No post runs meanwhile: a post reads the state without the QP's
+	 * lock, and Reset rewinds the send queue's indices (post.c). */
+	pthread_mutex_lock(&qp->post_lock);
 	pthread_mutex_lock(&qp->lock);
 	old = qp->state;
 	err = check_transition(qp, old, attr, mask);
@@ -264,6 +267,7 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		err = uroce_av_from_attr(qp->ctx, &attr->ah_attr, &av);
 	if (err) {
 		pthread_mutex_unlock(&qp->lock);
+		pthread_mutex_unlock(&qp->post_lock);
 		return err;
 	}
 
@@ -306,6 +310,7 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	UROCE_TRACE(uroce_trace_modify(qp, old, attr, mask));
 	uroce_engine_qp_modified(qp, old, mask);
 	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->post_lock);
 	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {
 		/* Its completions still queued go too, as hardware providers
 		 * clean their CQs (mlx5_cq_clean): a QP reused after Reset
@@ -486,6 +491,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 	if (ia->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		qp->send_ops_flags = ia->send_ops_flags;
 	pthread_mutex_init(&qp->lock, NULL);
+	pthread_mutex_init(&qp->post_lock, NULL);
 	qp->state = IBV_QPS_RESET;
 	qp->attr.qp_state = IBV_QPS_RESET;
 	qp->attr.port_num = 1;
@@ -597,6 +603,7 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 		uroce_cq_clean(qp->rcq, ibqp->qp_num);
 	hold(qp, -1);
 	pthread_mutex_destroy(&qp->lock);
+	pthread_mutex_destroy(&qp->post_lock);
 	ring_free(&qp->sq, ibqp->pd);
 	ring_free(&qp->rq, ibqp->pd);
 	uroce_evobj_release(ctx, &qp->ev);

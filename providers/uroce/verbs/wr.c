@@ -39,7 +39,7 @@ static struct uroce_send_wqe *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op
 		set_error(qp, ENOMEM);
 		return NULL;
 	}
-	qp->sq.prod++;
+	ring_publish(&qp->sq);
 	qp->wr_cur = w;
 	return w;
 }
@@ -48,6 +48,9 @@ static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
 
+	/* Both locks until wr_complete: the WQEs are published before they
+	 * are filled, so the engine must not look meanwhile. */
+	pthread_mutex_lock(&qp->post_lock);
 	pthread_mutex_lock(&qp->lock);
 	qp->wr_start_prod = qp->sq.prod;
 	qp->wr_error = uroce_sq_state_ok(qp) ? 0 : EINVAL;
@@ -68,6 +71,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		uroce_engine_sq_posted(qp);
 	qp->wr_cur = NULL;
 	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->post_lock);
 	return err;
 }
 
@@ -78,6 +82,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	qp->sq.prod = qp->wr_start_prod;
 	qp->wr_cur = NULL;
 	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->post_lock);
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
