@@ -276,13 +276,24 @@ void uroce_engine_poll_done(struct uroce_engine *eng)
  * packets (ACKs among them), before the timers run, since a thread that
  * was not scheduled for a while otherwise times out QPs whose ACKs wait in
  * sockets it has not reached yet.  The packets taken. */
-static unsigned int progress_rx(struct uroce_engine *eng)
+static unsigned int progress_rx(struct uroce_engine *eng, bool *handed_over)
 {
 	unsigned int got = 0, n;
 
 	pthread_mutex_lock(&eng->rx_lock);
-	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng, false)) > 0; rounds++)
+	uroce_poll_app_waits(eng);
+	*handed_over = false;
+	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng, false)) > 0; rounds++) {
 		got += n;
+		/* An application polls and waits for this lock: leave the
+		 * rest to it.  It then sends what the ACKs release itself,
+		 * as with one QP, instead of waiting while this thread does
+		 * (ib_write_bw -q 128, docs/performance.md). */
+		if (uroce_poll_app_waits(eng)) {
+			*handed_over = true;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&eng->rx_lock);
 	return got;
 }
@@ -325,7 +336,7 @@ static void *progress_thread(void *arg)
 		 * a deferred watch (poll.c) sooner. */
 		uint64_t wait = busy ? 0 : atomic_load(&eng->armed) > 0 ||
 				uroce_xport_tx_left(eng->xport) ? 1000000 : UINT64_MAX;
-		bool woken_by_xport = false;
+		bool woken_by_xport = false, handed_over = false;
 		unsigned int got = 0;
 		int n;
 
@@ -346,10 +357,11 @@ static void *progress_thread(void *arg)
 			woken_by_xport |= evs[i].data.u64 == XPORT_IDX;
 		}
 		if (woken_by_xport) {
-			got = progress_rx(eng);
-			/* Woken for packets an application thread took: leave the
-			 * wire to it for a while. */
-			if (uroce_poll_after_wake(eng, got))
+			got = progress_rx(eng, &handed_over);
+			/* Woken for packets an application thread took, or one
+			 * now waits to take them: leave the wire to it for a
+			 * while. */
+			if (uroce_poll_after_wake(eng, handed_over ? 0 : got))
 				progress_watch(eng, false);
 		} else if (uroce_poll_deferred(eng) && uroce_poll_check_due(eng)) {
 			/* Deferred: take what waits.  Packets nobody took, or no
@@ -357,14 +369,16 @@ static void *progress_thread(void *arg)
 			if (pthread_mutex_trylock(&eng->rx_lock) == 0) {
 				got = rx_bursts(eng, false);
 				pthread_mutex_unlock(&eng->rx_lock);
-				got += got ? progress_rx(eng) : 0;
+				got += got ? progress_rx(eng, &handed_over) : 0;
 			}
 			if (uroce_poll_rewatch(eng, got))
 				progress_watch(eng, true);
 		}
 		if (got)
 			uroce_count(eng, UROCE_STAT_PROGRESS_RX, got);
-		busy = uroce_poll_keep_busy(eng, got, &busy_until);
+		if (handed_over)
+			busy_until = 0;
+		busy = uroce_poll_keep_busy(eng, handed_over ? 0 : got, &busy_until);
 		/* While busy polling, the timers (1 ms granularity) every 50 us. */
 		if (atomic_load(&eng->armed) > 0 &&
 		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {

@@ -70,6 +70,8 @@ struct uroce_engine {
 	/* poll.c: who watches the transport.  Application polls of the wire
 	 * (counted by uroce_engine_poll); the rest is the progress thread's. */
 	_Atomic uint64_t app_polls;
+	_Atomic uint64_t app_contended; /* of them, found the receive path taken */
+	uint64_t contended_seen;     /* app_contended when the progress thread last looked */
 	enum uroce_watch { UROCE_WATCH_PROGRESS, UROCE_WATCH_DEFERRED } watch;
 	uint64_t poll_defer_ns;      /* UROCE_DEFER_US: how long a deferral lasts before a look */
 	uint64_t polls_seen;         /* app_polls at the last look */
@@ -288,6 +290,9 @@ void uroce_poll_thread_start(struct uroce_engine *eng);
 bool uroce_poll_keep_busy(struct uroce_engine *eng, unsigned int got, uint64_t *until_ns);
 /* An application thread found the sockets being drained by another. */
 void uroce_poll_contended(struct uroce_engine *eng);
+/* The progress thread, draining: has an application's poll found the
+ * receive path taken since it last asked? */
+bool uroce_poll_app_waits(struct uroce_engine *eng);
 /* An application thread polls the wire (uroce_engine_poll). */
 void uroce_poll_app_polled(struct uroce_engine *eng);
 /* The progress thread's watch of the transport: deferred to polling

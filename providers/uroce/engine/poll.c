@@ -151,8 +151,17 @@ bool uroce_poll_keep_busy(struct uroce_engine *eng, unsigned int got, uint64_t *
 
 void uroce_poll_contended(struct uroce_engine *eng)
 {
-	(void)eng;
+	atomic_fetch_add_explicit(&eng->app_contended, 1, memory_order_relaxed);
 	sched_yield();
+}
+
+bool uroce_poll_app_waits(struct uroce_engine *eng)
+{
+	uint64_t n = atomic_load_explicit(&eng->app_contended, memory_order_relaxed);
+	bool moved = n != eng->contended_seen;
+
+	eng->contended_seen = n;
+	return moved;
 }
 
 void uroce_poll_app_polled(struct uroce_engine *eng)
