@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#include <errno.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -121,6 +122,49 @@ struct ibv_wc poll_wc(struct ibv_cq *cq, int limit_s, const char *what)
 		if (now_ms() - t0 > limit_s * 1e3)
 			DIE("no completion within %d s (%s)", limit_s, what);
 	}
+}
+
+void device_args(int argc, char **argv, const char **dev, int *gidx, int *n)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, n ? "d:g:n:" : "d:g:")) != -1) {
+		switch (opt) {
+		case 'd': *dev = optarg; break;
+		case 'g': *gidx = atoi(optarg); break;
+		case 'n': *n = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: %s -d DEV -g GIDX%s\n", argv[0], n ? " [-n N]" : "");
+			exit(2);
+		}
+	}
+}
+
+void rc_connect_local(struct ibv_qp *qp, uint32_t dqpn, int gidx, int access, int timeout,
+		      int retry_cnt)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access };
+	union ibv_gid gid;
+
+	if (ibv_query_gid(qp->context, 1, gidx, &gid))
+		DIE("query_gid %d", gidx);
+	if (qp->state == IBV_QPS_RESET &&
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		DIE("INIT: %s", strerror(errno));
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = gid, .sgid_index = (uint8_t)gidx, .hop_limit = 64 } },
+	};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		DIE("RTR: %s", strerror(errno));
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = (uint8_t)timeout,
+				  .retry_cnt = (uint8_t)retry_cnt, .rnr_retry = 7, .max_rd_atomic = 1 };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+		DIE("RTS: %s", strerror(errno));
 }
 
 struct ibv_context *open_device(const char *name)

@@ -38,8 +38,18 @@ void tcp_setup(const char *host, const char *port);
 void xfer(void *out, void *in, size_t n);
 /* Both sides wait for each other. */
 void barrier(void);
+/* The options of a test on one device: -d DEV -g GIDX, and -n N where N
+ * is not NULL (*N keeps its value without it).  Exits with a usage line
+ * (status 2) on anything else. */
+void device_args(int argc, char **argv, const char **dev, int *gidx, int *n);
 /* Open the verbs device NAME (NULL: the first); dies if there is none. */
 struct ibv_context *open_device(const char *name);
+/* Take RC QP (in RESET or INIT) to RTS towards QP DQPN of the same device,
+ * whose GID at index GIDX names both ends: path MTU 1024, ACK timeout
+ * TIMEOUT (4.096 us x 2^TIMEOUT), RETRY_CNT transport retries, RNR retries
+ * without end, ACCESS what the peer may do.  Dies on failure. */
+void rc_connect_local(struct ibv_qp *qp, uint32_t dqpn, int gidx, int access, int timeout,
+		      int retry_cnt);
 /* CLOCK_MONOTONIC in milliseconds. */
 double now_ms(void);
 /* The next completion of CQ, polled for at most LIMIT_S seconds; dies

@@ -870,17 +870,8 @@ static void test_parent_domain(uint8_t *lbuf, struct ibv_mr *lmr)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:")) != -1) {
-		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'g': gidx = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX\n", argv[0]);
-			return 2;
-		}
-	}
+	device_args(argc, argv, &dev, &gidx, NULL);
 	alarm(300);
 	pagesz = sysconf(_SC_PAGESIZE);
 	ctx = open_device(dev);

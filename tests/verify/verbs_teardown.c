@@ -33,7 +33,6 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_mr *mr;
 static uint8_t *buf;
-static union ibv_gid gid;
 static int gidx;
 
 static const char *const stop_name[] = { "Error", "Reset", "destroy" };
@@ -51,35 +50,11 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq)
 	return qp;
 }
 
-/* INIT, RTR and RTS; a short ACK timeout (16.8 ms) and two retries, so that
- * an ACK that never comes fails the round in about 50 ms. */
+/* A short ACK timeout (16.8 ms) and two retries, so that an ACK that never
+ * comes fails the round in about 50 ms. */
 static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		DIE("INIT: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gidx, .hop_limit = 64 } };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		DIE("RTR: %s", strerror(errno));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 12;
-	a.retry_cnt = 2;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		DIE("RTS: %s", strerror(errno));
+	rc_connect_local(qp, dqpn, gidx, IBV_ACCESS_REMOTE_WRITE, 12, 2);
 }
 
 static void round_trip(int round)
@@ -186,22 +161,11 @@ static void destroy_cleans(void)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int opt, rounds = 60;
+	int rounds = 60;
 
-	while ((opt = getopt(argc, argv, "d:g:n:")) != -1) {
-		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'g': gidx = atoi(optarg); break;
-		case 'n': rounds = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX [-n ROUNDS]\n", argv[0]);
-			return 2;
-		}
-	}
+	device_args(argc, argv, &dev, &gidx, &rounds);
 	alarm(120);
 	ctx = open_device(dev);
-	if (ibv_query_gid(ctx, 1, gidx, &gid))
-		DIE("query_gid");
 	pd = ibv_alloc_pd(ctx);
 	buf = calloc(1, BUF_LEN);
 	mr = pd && buf ? ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |

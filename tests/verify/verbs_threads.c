@@ -38,7 +38,6 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_mr *src_mr, *dst_mr;
 static uint8_t *src, *dst;
-static union ibv_gid gid;
 static int gidx, rounds = 20000;
 static struct ibv_qp *qa;
 
@@ -68,35 +67,6 @@ static struct ibv_qp *rc_qp(struct ibv_cq *cq, int depth)
 	if (!qp)
 		DIE("create_qp: %s", strerror(errno));
 	return qp;
-}
-
-static void connect_qp(struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		DIE("INIT: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
-		.grh = { .dgid = gid, .sgid_index = gidx, .hop_limit = 64 } };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		DIE("RTR: %s", strerror(errno));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		DIE("RTS: %s", strerror(errno));
 }
 
 /* wr_id: thread in the high 16 bits, sequence below. */
@@ -136,26 +106,15 @@ static void *poster(void *arg)
 int main(int argc, char **argv)
 {
 	const char *dev = NULL;
-	int next[POSTERS] = { 0 }, opt, bad_status = 0, bad_order = 0, total;
+	int next[POSTERS] = { 0 }, bad_status = 0, bad_order = 0, total;
 	pthread_t th[POSTERS];
 	struct ibv_cq *cq;
 	struct ibv_qp *qb;
 	double quiet_since;
 
-	while ((opt = getopt(argc, argv, "d:g:n:")) != -1) {
-		switch (opt) {
-		case 'd': dev = optarg; break;
-		case 'g': gidx = atoi(optarg); break;
-		case 'n': rounds = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX [-n ROUNDS]\n", argv[0]);
-			return 2;
-		}
-	}
+	device_args(argc, argv, &dev, &gidx, &rounds);
 	alarm(240);
 	ctx = open_device(dev);
-	if (ibv_query_gid(ctx, 1, gidx, &gid))
-		DIE("query_gid");
 	pd = ibv_alloc_pd(ctx);
 	src = calloc(POSTERS * SLOTS, LEN);
 	dst = calloc(POSTERS * SLOTS, LEN);
@@ -169,8 +128,8 @@ int main(int argc, char **argv)
 		DIE("create_cq");
 	qa = rc_qp(cq, POSTERS * DEPTH);
 	qb = rc_qp(cq, 1);
-	connect_qp(qa, qb->qp_num);
-	connect_qp(qb, qa->qp_num);
+	rc_connect_local(qa, qb->qp_num, gidx, 0, 14, 7);
+	rc_connect_local(qb, qa->qp_num, gidx, IBV_ACCESS_REMOTE_WRITE, 14, 7);
 
 	for (int t = 0; t < POSTERS; t++)
 		if (pthread_create(&th[t], NULL, poster, (void *)(intptr_t)t))
