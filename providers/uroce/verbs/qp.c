@@ -248,6 +248,16 @@ static int check_values(struct uroce_qp *qp, const struct ibv_qp_attr *a, int ma
 	return 0;
 }
 
+/* The QP's completions still queued go, at Reset and at destroy, as
+ * hardware providers clean their CQs (mlx5_cq_clean, mlx5_destroy_qp). */
+static void clean_cqs(struct uroce_qp *qp)
+{
+	if (qp->scq)
+		uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
+	if (qp->rcq && qp->rcq != qp->scq)
+		uroce_cq_clean(qp->rcq, qp->vqp.qp.qp_num);
+}
+
 int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct uroce_qp *qp = to_uqp(ibqp);
@@ -311,15 +321,9 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	uroce_engine_qp_modified(qp, old, mask);
 	pthread_mutex_unlock(&qp->lock);
 	pthread_mutex_unlock(&qp->post_lock);
-	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET) {
-		/* Its completions still queued go too, as hardware providers
-		 * clean their CQs (mlx5_cq_clean): a QP reused after Reset
-		 * never meets the flushes of its previous life. */
-		if (qp->scq)
-			uroce_cq_clean(qp->scq, qp->vqp.qp.qp_num);
-		if (qp->rcq && qp->rcq != qp->scq)
-			uroce_cq_clean(qp->rcq, qp->vqp.qp.qp_num);
-	}
+	/* A QP reused after Reset never meets the flushes of its previous life. */
+	if (qp->state == IBV_QPS_RESET && old != IBV_QPS_RESET)
+		clean_cqs(qp);
 	return 0;
 }
 
@@ -591,16 +595,11 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	if (uroce_mcast_attached(qp))
 		return EBUSY;
 	uroce_engine_qp_destroy(qp);
-	/* Its completions still queued go with it, as hardware providers
-	 * clean their CQs at destroy (mlx5_destroy_qp, mlx4): programs poll
-	 * on after closing an endpoint, and libfabric's ofi_rxm reposts the
-	 * receive of each completion it flushes then to the endpoint it
-	 * names, which no longer exists (docs/cm.md).  The engine no longer
-	 * adds any for it. */
-	if (qp->scq)
-		uroce_cq_clean(qp->scq, ibqp->qp_num);
-	if (qp->rcq && qp->rcq != qp->scq)
-		uroce_cq_clean(qp->rcq, ibqp->qp_num);
+	/* Programs poll on after closing an endpoint, and libfabric's ofi_rxm
+	 * reposts the receive of each completion it flushes then to the
+	 * endpoint it names, which no longer exists (docs/cm.md).  The engine
+	 * no longer adds any for it. */
+	clean_cqs(qp);
 	hold(qp, -1);
 	pthread_mutex_destroy(&qp->lock);
 	pthread_mutex_destroy(&qp->post_lock);
