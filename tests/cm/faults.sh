@@ -64,7 +64,12 @@ for w in ${CM_WHERE:-lo veth}; do
 		rc=0
 		wait $p || rc=$?
 		if [ $rc -ne 0 ]; then
-			grep -v 'ping data' "${logs[$i]}" | tail -20
+			# Every side's last lines: a server that saw a DISCONNECT
+			# learns why only from its client's log.
+			for l in "${logs[@]}"; do
+				echo "--- $l"
+				grep -v 'ping data' "$l" | tail -20
+			done
 			fail "$w: concurrent servers: process $i exited $rc"
 		fi
 		i=$((i + 1))
