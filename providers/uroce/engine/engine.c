@@ -222,14 +222,14 @@ static void run_timers(struct uroce_engine *eng)
 /* Everything the transport has, a burst at a time: each burst is checked
  * and dispatched whole, and what it makes the engine send (ACKs coalesced
  * per QP, IBTA 9.7.5.1.1) leaves together after it.  The packets taken. */
-static unsigned int rx_bursts(struct uroce_engine *eng, bool app)
+static unsigned int rx_bursts(struct uroce_engine *eng, enum uroce_burst_by by)
 {
 	static __thread struct uroce_rx pkts[RX_BURST];
 	unsigned int got = 0;
 
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST,
-					      app ? UROCE_RX_SPINNING : 0);
+					      by == UROCE_BURST_APP ? UROCE_RX_SPINNING : 0);
 
 		if (n <= 0)
 			break;
@@ -238,7 +238,7 @@ static unsigned int rx_bursts(struct uroce_engine *eng, bool app)
 		uroce_resp_acks_begin(eng);
 		for (int i = 0; i < n; i++)
 			uroce_engine_rx(eng, &pkts[i]);
-		uroce_resp_flush_acks(eng, app);
+		uroce_resp_flush_acks(eng, by);
 		uroce_tx_end(eng);
 		if (n < RX_BURST)
 			break;
@@ -254,8 +254,9 @@ void uroce_engine_poll(struct uroce_engine *eng)
 {
 	uroce_poll_app_polled(eng);
 	/* The ACKs its last poll held: this thread did not post on their
-	 * QPs meanwhile, so they go now, before it looks for more. */
-	uroce_resp_flush_held(eng);
+	 * QPs meanwhile, so they go now, before it looks for more, unless
+	 * their QP still waits for its own ACK (resp.c, keep_for_post). */
+	uroce_resp_flush_held(eng, UROCE_HELD_POLL);
 	if (pthread_mutex_trylock(&eng->rx_lock)) {
 		/* Another thread is draining: it will deliver.  If it is the
 		 * progress thread, preempted on this CPU by this busy poller,
@@ -263,13 +264,13 @@ void uroce_engine_poll(struct uroce_engine *eng)
 		uroce_poll_contended(eng);
 		return;
 	}
-	rx_bursts(eng, true);
+	rx_bursts(eng, UROCE_BURST_APP);
 	pthread_mutex_unlock(&eng->rx_lock);
 }
 
 void uroce_engine_poll_done(struct uroce_engine *eng)
 {
-	uroce_resp_flush_held(eng);
+	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
 }
 
 /* The progress thread takes what the transport has: while it still has
@@ -283,7 +284,7 @@ static unsigned int progress_rx(struct uroce_engine *eng, bool *handed_over)
 	pthread_mutex_lock(&eng->rx_lock);
 	uroce_poll_app_waits(eng);
 	*handed_over = false;
-	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng, false)) > 0; rounds++) {
+	for (int rounds = 0; rounds < RX_ROUNDS && (n = rx_bursts(eng, UROCE_BURST_PROGRESS)) > 0; rounds++) {
 		got += n;
 		/* An application polls and waits for this lock: leave the
 		 * rest to it.  It then sends what the ACKs release itself,
@@ -343,6 +344,12 @@ static void *progress_thread(void *arg)
 		atomic_store_explicit(&eng->loop_ns, uroce_now_ns(), memory_order_relaxed);
 		if (uroce_poll_deferred(eng) && wait > eng->poll_defer_ns)
 			wait = eng->poll_defer_ns;
+		if (eng->progress_held) {
+			uint64_t held = uroce_resp_held_wait_ns(eng);
+
+			eng->progress_held = held != UINT64_MAX;
+			wait = held < wait ? held : wait;
+		}
 		n = progress_wait(eng, evs, 16, wait);
 		for (int i = 0; i < n; i++) {
 			uint64_t v;
@@ -367,7 +374,7 @@ static void *progress_thread(void *arg)
 			/* Deferred: take what waits.  Packets nobody took, or no
 			 * application poll since the last look: watch again. */
 			if (pthread_mutex_trylock(&eng->rx_lock) == 0) {
-				got = rx_bursts(eng, false);
+				got = rx_bursts(eng, UROCE_BURST_PROGRESS);
 				pthread_mutex_unlock(&eng->rx_lock);
 				got += got ? progress_rx(eng, &handed_over) : 0;
 			}
@@ -385,9 +392,10 @@ static void *progress_thread(void *arg)
 			run_timers(eng);
 			timers_ns = busy ? uroce_now_ns() : 0;
 		}
-		/* ACKs an application's poll held whose thread has not come
-		 * back (the tick was started when they were held). */
-		uroce_resp_flush_held(eng);
+		/* ACKs held for ack_hold_ns that no post took along (an
+		 * application's poll held them and started the tick; this
+		 * thread's own holds shorten its wait, above). */
+		uroce_resp_flush_held(eng, UROCE_HELD_EXPIRED);
 		if (uroce_xport_tx_left(eng->xport))
 			eng->xport->ops->tx_flush(eng->xport);
 	}
@@ -591,10 +599,10 @@ void uroce_engine_put(struct uroce_engine *eng)
 	 * (docs/engine.md).  Bounded: RX_ROUNDS bursts. */
 	if (eng->xport) {
 		pthread_mutex_lock(&eng->rx_lock);
-		rx_bursts(eng, false);
+		rx_bursts(eng, UROCE_BURST_PROGRESS);
 		pthread_mutex_unlock(&eng->rx_lock);
 	}
-	uroce_resp_flush_held(eng);
+	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
 	engine_free(eng);
 }
 

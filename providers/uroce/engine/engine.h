@@ -48,11 +48,14 @@ struct uroce_engine {
 	uint32_t n_qps;
 	atomic_int armed;            /* QPs with a timer running */
 	_Atomic uint64_t acks_sent_gen; /* receive bursts whose ACKs are on the wire */
-	/* resp.c: QPs whose ACK an application's poll held back, to leave
-	 * with the QP's next requests or at the next call, or the tick. */
+	/* resp.c: QPs whose ACK a receive burst held back, to leave with the
+	 * QP's next requests, or at the next call, or after ack_hold_ns. */
 	pthread_mutex_t held_lock;
 	atomic_uint n_held;
 	uint32_t held_qpn[64];
+	_Atomic uint64_t held_since_ns; /* when the oldest of them was held */
+	uint64_t ack_hold_ns;        /* UROCE_ACK_HOLD_US: the longest hold */
+	bool progress_held;          /* the progress thread holds some of them */
 
 	/* The device's transport (transport/transport.h): all the engine
 	 * knows of the network. */
@@ -81,7 +84,7 @@ struct uroce_engine {
 	uint32_t app_idle_looks;     /* looks in a row that found them idle */
 	uint32_t wasted_wakes;       /* in a row: woken for packets an application took */
 	uint64_t defer_check_ns;     /* deferred: the next look */
-	bool found_at_look;          /* deferred: the last look found packets waiting */
+	unsigned int looks_found;    /* deferred: looks in a row that found packets waiting */
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */
@@ -174,6 +177,8 @@ struct uroce_qp_eng {
 	uint32_t msn;
 	bool nak_sent;               /* PSN sequence NAK outstanding (IBTA 9.7.5.1.4) */
 	bool ack_due;                /* a coalesced ACK waits for the end of the receive burst */
+	uint8_t hold_misses;         /* held ACKs in a row no post took along (resp.c) */
+	uint8_t hold_tries;          /* ACKs the progress thread did not hold since (resp.c) */
 	uint64_t ack_gen;            /* the burst that queued the last ACK (resp.c) */
 	uint32_t ack_psn;
 	uint32_t ack_msn;
@@ -339,11 +344,23 @@ void uroce_resp_ack_before_requests(struct uroce_qp *qp);
 /* A receive burst starts: ACKs wait for its end (uroce_resp_flush_acks),
  * one per QP for the highest PSN acknowledged. */
 void uroce_resp_acks_begin(struct uroce_engine *eng);
-/* The burst ends: its ACKs leave now, or, HOLD (an application thread's
- * CQ poll ran it), wait for that thread's next call (resp.c). */
-void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold);
-/* Send the ACKs held since an application's poll (any thread). */
-void uroce_resp_flush_held(struct uroce_engine *eng);
+/* Who ran a receive burst, and so which of its ACKs may wait (resp.c). */
+enum uroce_burst_by {
+	UROCE_BURST_PROGRESS,        /* the progress thread */
+	UROCE_BURST_APP,             /* an application thread's CQ poll */
+};
+/* The burst ends: its ACKs leave now, or wait for the QP's next post
+ * (resp.c). */
+void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by);
+/* Which held ACKs leave now (uroce_resp_flush_held). */
+enum uroce_held_flush {
+	UROCE_HELD_ALL,              /* every one (a thread about to sleep, teardown) */
+	UROCE_HELD_POLL,             /* an application polls again: all but those still worth keeping */
+	UROCE_HELD_EXPIRED,          /* those held for ack_hold_ns */
+};
+void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which);
+/* How long until the oldest held ACK must leave: 0 now, UINT64_MAX none. */
+uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng);
 /* Wake the progress thread within the timer tick (1 ms). */
 void uroce_engine_start_tick(struct uroce_engine *eng);
 

@@ -49,7 +49,9 @@ struct uroce_sched_attr {
 
 enum {
 	DEFER_US = 200,              /* a deferral's length before a look */
+	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp.c) */
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
+	LOOKS_TO_REWATCH = 3,        /* looks in a row that find packets end it */
 	APP_CPU_LOOK_NS = 1000000,   /* how often busy polling looks at the application's CPU use */
 	APP_IDLE_LOOKS = 2,          /* and how many idle looks in a row it needs */
 	STREAM_BURST = 32,           /* packets of one wake-up that make a stream */
@@ -74,6 +76,7 @@ void uroce_poll_conf(struct uroce_engine *eng)
 	eng->busy_poll_ns = (uint64_t)env_long("UROCE_BUSY_POLL_US", 0) * 1000;
 	eng->slice_ns = (uint64_t)env_long("UROCE_PROGRESS_SLICE_US", 100) * 1000;
 	eng->poll_defer_ns = (uint64_t)env_long("UROCE_DEFER_US", DEFER_US) * 1000;
+	eng->ack_hold_ns = (uint64_t)env_long("UROCE_ACK_HOLD_US", ACK_HOLD_US) * 1000;
 }
 
 void uroce_poll_thread_start(struct uroce_engine *eng)
@@ -209,21 +212,20 @@ bool uroce_poll_check_due(struct uroce_engine *eng)
 
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 {
-	bool found_before = eng->found_at_look;
-
-	/* Still polled: defer on, unless packets waited at this look and the
-	 * last.  One look's worth is no sign: an application that polls
-	 * takes a packet some microseconds after it lands, and a look may
-	 * fall in between (ib_read_lat's client flapped that way, its
-	 * progress thread woken for every response).  Packets at two looks
-	 * in a row mean no application takes them (one that spins on memory,
-	 * as ib_write_lat's responder does): watch again. */
-	eng->found_at_look = got > 0;
-	if (app_polled_since(eng) && !(got && found_before)) {
+	/* Still polled: defer on, unless packets waited at LOOKS_TO_REWATCH
+	 * looks in a row.  One look's worth is no sign: an application that
+	 * polls takes a packet some microseconds after it lands, and a look
+	 * may fall in between (ib_read_lat's client flapped that way, its
+	 * progress thread woken for every response).  Packets at every look
+	 * mean no application takes them (one that spins on memory, as
+	 * ib_write_lat's side does before its ping-pong finds its pace,
+	 * resp.c): watch again. */
+	eng->looks_found = got ? eng->looks_found + 1 : 0;
+	if (app_polled_since(eng) && eng->looks_found < LOOKS_TO_REWATCH) {
 		eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
 		return false;
 	}
-	eng->found_at_look = false;
+	eng->looks_found = 0;
 	eng->watch = UROCE_WATCH_PROGRESS;
 	return true;
 }

@@ -319,6 +319,36 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	}
 }
 
+enum { ACK_AFTER_LOOK = 4 };  /* WQEs looked at; more: the ACK goes first */
+
+/*
+ * May the ACK this QP owes follow its new requests?  Yes when they are
+ * few and the peer's application sees each only in memory (RDMA WRITE
+ * without immediate, READ, atomics): no receive completion of the peer's
+ * can then overtake the completion the ACK gives it.  An ACK may come
+ * late (IBTA 9.7.5.1.1), and a requester's completion is not ordered with
+ * the responder's requests.  It matters for a ping-pong of WRITEs
+ * (ib_write_lat): the peer's application, polling for the ACK, finds the
+ * WRITE ahead of it and places it itself, where otherwise it would take
+ * the ACK, go back to watching its memory, and leave the WRITE to a
+ * thread of uroce's that must be woken first.
+ */
+static bool ack_after_requests(struct uroce_qp *qp)
+{
+	struct uroce_qp_eng *qe = qp->engine;
+	uint32_t prod = ring_prod(&qp->sq);
+
+	if (!qe->ack_due || prod - qe->sq_next > ACK_AFTER_LOOK)
+		return false;
+	for (uint32_t i = qe->sq_next; i != prod; i++) {
+		enum ibv_wr_opcode op = ((struct uroce_send_wqe *)ring_slot(&qp->sq, i))->opcode;
+
+		if (op != IBV_WR_RDMA_WRITE && !uroce_is_rd_atomic(op))
+			return false;
+	}
+	return true;
+}
+
 /* Send what the send queue allows.  The packets leave in as few transport
  * calls as possible: queued while the MR lock keeps their payloads, sent
  * before it is dropped; UD/UC WQEs complete once their packets are out. */
@@ -326,7 +356,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	bool sent_any = false;
+	bool sent_any = false, ack_after;
 	uint32_t sent_from;
 
 	/* What the caller stored (una_psn) before sq.prod is read
@@ -340,11 +370,14 @@ void uroce_req_progress(struct uroce_qp *qp)
 	sent_from = qe->sq_next;
 	uroce_mem_lock(qp);
 	uroce_tx_begin(qe->eng);
-	/* An ACK this QP owes leaves before (in one batch with) its new
-	 * requests, as a NIC sends it on receipt: a peer whose request was
-	 * answered by a receive learns of the answer after its own send
-	 * completes, never before (perftest -e waits for them in that order). */
-	if (qe->sq_next != ring_prod(&qp->sq))
+	/* An ACK this QP owes leaves in one batch with its new requests:
+	 * before them, as a NIC sends it on receipt, so that a peer whose
+	 * request was answered by a receive learns of the answer after its
+	 * own send completes, never before (perftest -e waits for them in
+	 * that order).  After them when the peer sees them only in memory
+	 * (ack_after_requests). */
+	ack_after = qe->sq_next != ring_prod(&qp->sq) && ack_after_requests(qp);
+	if (qe->sq_next != ring_prod(&qp->sq) && !ack_after)
 		uroce_resp_ack_before_requests(qp);
 	while (qe->sq_next != ring_prod(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
@@ -387,6 +420,8 @@ void uroce_req_progress(struct uroce_qp *qp)
 		    ring_slot(&qp->sq, qp->sq.cons) == w)
 			uroce_complete_send(qp, w, IBV_WC_SUCCESS);
 	}
+	if (ack_after)
+		uroce_resp_flush_ack(qp);
 	uroce_tx_flush();
 	uroce_tx_end(qe->eng);
 	uroce_mem_unlock(qp);

@@ -119,8 +119,9 @@ void uroce_resp_acks_begin(struct uroce_engine *eng)
 	acks.n = 0;
 }
 
-/* Keep QPN's due ACK for later (uroce_resp_flush_held); false: no room. */
-static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
+/* Keep QPN's due ACK for later (uroce_resp_flush_held); SINCE: when it was
+ * first held.  False: no room. */
+static bool hold_ack(struct uroce_engine *eng, uint32_t qpn, uint64_t since)
 {
 	unsigned int n;
 	bool room;
@@ -129,6 +130,8 @@ static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
 	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
 	room = n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]);
 	if (room) {
+		if (!n || since < atomic_load(&eng->held_since_ns))
+			atomic_store(&eng->held_since_ns, since);
 		eng->held_qpn[n] = qpn;
 		atomic_store(&eng->n_held, n + 1);
 	}
@@ -136,31 +139,64 @@ static bool hold_ack(struct uroce_engine *eng, uint32_t qpn)
 	return room;
 }
 
+enum {
+	HOLD_MISS_LIMIT = 2,    /* misses in a row before the progress thread stops holding */
+	HOLD_RETRY_EVERY = 256, /* and then it tries again once in so many ACKs */
+};
+
 /*
- * The burst's ACKs leave now, or HOLD: an application thread's CQ poll ran
- * the burst, and that thread is about to see the completions.  Its ACK
- * then waits for that thread's next call (IBTA 9.7.5.1.1: one ACK may
- * answer many requests, and none is owed at once): a reply it posts takes
- * the ACK along, ahead of it, in one system call (uroce_req_progress), and
- * its next poll sends what is left first (uroce_engine_poll).  The
- * progress thread sends them at the latest on the tick (1 ms), should the
- * thread not come back.  An application that answers each receive with a
- * send (a ping-pong) gets its completion a system call sooner.
+ * May the progress thread hold QE's ACK?  Yes while the application has
+ * been taking held ACKs along with its posts (a ping-pong: ib_write_lat's
+ * side spins on memory and answers each WRITE with one).  Not after
+ * HOLD_MISS_LIMIT holds in a row that only the clock sent (a one-way
+ * stream, a receiver that never answers), but for one trial now and then.
  */
-void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
+static bool progress_may_hold(struct uroce_qp_eng *qe)
 {
+	if (qe->hold_misses < HOLD_MISS_LIMIT)
+		return true;
+	return ++qe->hold_tries % HOLD_RETRY_EVERY == 0;
+}
+
+/*
+ * The burst's ACKs leave now, or wait for the QP's next post (IBTA
+ * 9.7.5.1.1: one ACK may answer many requests, and none is owed at once).
+ * A post takes the ACK along in its own system call (uroce_req_progress).
+ *
+ * - An application thread's CQ poll ran the burst: that thread is about to
+ *   see the completions, and an application that answers each receive
+ *   with a send (a ping-pong) gets its completion a system call sooner.
+ * - The progress thread ran it: it holds an ACK only while the QP's
+ *   application has been answering (progress_may_hold).  The peer, polling
+ *   for that ACK, then finds the answer's request ahead of it, and its
+ *   application thread handles both with no thread of its own woken.
+ *
+ * What no post takes leaves at the application's next poll, or after
+ * ack_hold_ns (the progress thread's clock, uroce_resp_held_wait_ns).
+ */
+void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by)
+{
+	uint64_t now = 0;
 	bool held = false;
 
 	for (unsigned int i = 0; i < acks.n; i++) {
 		struct uroce_qp *qp;
 
-		if (hold && hold_ack(eng, acks.qpn[i])) {
+		if (!now && eng->ack_hold_ns)
+			now = uroce_now_ns();
+		if (by == UROCE_BURST_APP && eng->ack_hold_ns && hold_ack(eng, acks.qpn[i], now)) {
 			held = true;
 			continue;
 		}
 		qp = uroce_engine_qp_locked(eng, acks.qpn[i]);
 		if (!qp)
 			continue;
+		if (by == UROCE_BURST_PROGRESS && eng->ack_hold_ns && qp->engine &&
+		    progress_may_hold(qp->engine) && hold_ack(eng, acks.qpn[i], now)) {
+			held = true;
+			pthread_mutex_unlock(&qp->lock);
+			continue;
+		}
 		uroce_resp_flush_ack(qp);
 		pthread_mutex_unlock(&qp->lock);
 	}
@@ -169,34 +205,87 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, bool hold)
 	atomic_store(&eng->acks_sent_gen, acks.gen);
 	acks.n = 0;
 	acks.eng = NULL;
-	if (held)
+	/* An application thread's holds: the progress thread looks on the
+	 * tick.  Its own: it times them itself (engine.c). */
+	if (held && by == UROCE_BURST_APP)
 		uroce_engine_start_tick(eng);
+	if (held && by == UROCE_BURST_PROGRESS)
+		eng->progress_held = true;
 }
 
-void uroce_resp_flush_held(struct uroce_engine *eng)
+/* Worth keeping at an application's next poll: the QP's own requests are
+ * still unacknowledged, so the application is likely waiting for their
+ * completion to post again (ib_write_lat between its WRITE and the ACK). */
+static bool keep_for_post(const struct uroce_qp *qp)
 {
-	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
-	unsigned int n;
+	const struct uroce_qp_eng *qe = qp->engine;
+
+	return qp->state == IBV_QPS_RTS && psn_diff(qe->cur_psn, qe->una_psn) > 0;
+}
+
+uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng)
+{
+	uint64_t age;
 
 	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
+		return UINT64_MAX;
+	age = uroce_now_ns() - atomic_load(&eng->held_since_ns);
+	return age >= eng->ack_hold_ns ? 0 : eng->ack_hold_ns - age;
+}
+
+void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which)
+{
+	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
+	uint32_t keep[sizeof(qpns) / sizeof(qpns[0])];
+	unsigned int n, kept = 0;
+	uint64_t since;
+	bool expired;
+
+	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
+		return;
+	expired = uroce_resp_held_wait_ns(eng) == 0;
+	if (which == UROCE_HELD_EXPIRED && !expired)
 		return;
 	pthread_mutex_lock(&eng->held_lock);
 	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
 	memcpy(qpns, eng->held_qpn, n * sizeof(qpns[0]));
+	since = atomic_load(&eng->held_since_ns);
 	atomic_store(&eng->n_held, 0);
 	pthread_mutex_unlock(&eng->held_lock);
 	uroce_tx_begin(eng);
 	for (unsigned int i = 0; i < n; i++) {
 		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
+		struct uroce_qp_eng *qe;
 
 		if (!qp)
 			continue;
-		/* Gone already if the QP posted meanwhile (or was replaced:
-		 * a new QP of that number owes nothing yet). */
-		uroce_resp_flush_ack(qp);
+		qe = qp->engine;
+		if (qe && qe->ack_due && which == UROCE_HELD_POLL && !expired && keep_for_post(qp)) {
+			keep[kept++] = qpns[i];
+		} else if (qe && qe->ack_due) {
+			/* No post took it: a miss. */
+			qe->hold_misses += qe->hold_misses < UINT8_MAX;
+			uroce_resp_flush_ack(qp);
+		} else if (qe) {
+			/* Gone already: the QP posted meanwhile and took it
+			 * along (or was replaced: a new QP of that number owes
+			 * nothing yet). */
+			qe->hold_misses = 0;
+		}
 		pthread_mutex_unlock(&qp->lock);
 	}
 	uroce_tx_end(eng);
+	for (unsigned int i = 0; i < kept; i++)
+		if (!hold_ack(eng, keep[i], since)) {
+			struct uroce_qp *qp = uroce_engine_qp_locked(eng, keep[i]);
+
+			if (!qp)
+				continue;
+			uroce_tx_begin(eng);
+			uroce_resp_flush_ack(qp);
+			uroce_tx_end(eng);
+			pthread_mutex_unlock(&qp->lock);
+		}
 }
 
 static void ack(struct uroce_qp *qp, uint32_t psn)
