@@ -107,13 +107,18 @@ static uint64_t cpu_ns(clockid_t clock)
  * APP_CPU_LOOK_NS: two system calls. */
 static bool app_threads_idle(struct uroce_engine *eng, uint64_t now)
 {
-	uint64_t proc, mine, others;
+	uint64_t proc, mine, others, others_total;
 
 	if (now - eng->app_cpu_at_ns < APP_CPU_LOOK_NS)
 		return eng->app_idle;
-	proc = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	/* This thread's clock first: it runs on between the two reads, and
+	 * read second it could exceed what the process clock had counted,
+	 * which made "the others" negative (a huge unsigned number, "busy")
+	 * at every other look, so busy polling never started. */
 	mine = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-	others = (proc - mine) - eng->app_cpu_ns;
+	proc = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+	others_total = proc > mine ? proc - mine : 0;
+	others = others_total > eng->app_cpu_ns ? others_total - eng->app_cpu_ns : 0;
 	/* Idle for APP_IDLE_LOOKS looks in a row: a ping-pong's start (its
 	 * side channel's handshake sleeps) is no time to begin. */
 	if (eng->app_cpu_at_ns && others < (now - eng->app_cpu_at_ns) / 8)
@@ -121,7 +126,7 @@ static bool app_threads_idle(struct uroce_engine *eng, uint64_t now)
 	else
 		eng->app_idle_looks = 0;
 	eng->app_idle = eng->app_idle_looks >= APP_IDLE_LOOKS;
-	eng->app_cpu_ns = proc - mine;
+	eng->app_cpu_ns = others_total;
 	eng->app_cpu_at_ns = now;
 	return eng->app_idle;
 }
