@@ -1,11 +1,12 @@
 #!/bin/bash
 # man uroce documents every subcommand of `uroce help` and every UROCE_*
-# environment variable the code reads (getenv), and renders cleanly.
+# environment variable the code reads (getenv or a helper around it: every
+# "UROCE_..." string of the sources), and renders cleanly.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 page=$src/man/uroce.8
 rc=0
-vars=$(grep -rhoE 'getenv\("UROCE_[A-Z0-9_]+"\)' "$src/providers" "$src/cli" | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+vars=$(grep -rhoE '"UROCE_[A-Z0-9_]+"' "$src/providers" "$src/cli" | tr -d '"' | sort -u)
 for v in $vars; do
 	grep -q "^\.B $v\$" "$page" || { echo "FAIL: $v (read by the code) is not in uroce(8)"; rc=1; }
 done
