@@ -356,7 +356,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	bool sent_any = false, ack_after;
+	bool sent_any = false, ack_after = false;
 	uint32_t sent_from;
 
 	/* What the caller stored (una_psn) before sq.prod is read
@@ -376,9 +376,11 @@ void uroce_req_progress(struct uroce_qp *qp)
 	 * own send completes, never before (perftest -e waits for them in
 	 * that order).  After them when the peer sees them only in memory
 	 * (ack_after_requests). */
-	ack_after = qe->sq_next != ring_prod(&qp->sq) && ack_after_requests(qp);
-	if (qe->sq_next != ring_prod(&qp->sq) && !ack_after)
-		uroce_resp_ack_before_requests(qp);
+	if (qe->sq_next != ring_prod(&qp->sq)) {
+		ack_after = ack_after_requests(qp);
+		if (!ack_after)
+			uroce_resp_ack_before_requests(qp);
+	}
 	while (qe->sq_next != ring_prod(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
 		int done;

@@ -236,8 +236,7 @@ uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng)
 void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which)
 {
 	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
-	uint32_t keep[sizeof(qpns) / sizeof(qpns[0])];
-	unsigned int n, kept = 0;
+	unsigned int n;
 	uint64_t since;
 	bool expired;
 
@@ -260,9 +259,13 @@ void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which
 		if (!qp)
 			continue;
 		qe = qp->engine;
-		if (qe && qe->ack_due && which == UROCE_HELD_POLL && !expired && keep_for_post(qp)) {
-			keep[kept++] = qpns[i];
-		} else if (qe && qe->ack_due) {
+		/* Kept: back on the list, as old as it was (no room: it goes). */
+		if (qe && qe->ack_due && which == UROCE_HELD_POLL && !expired && keep_for_post(qp) &&
+		    hold_ack(eng, qpns[i], since)) {
+			pthread_mutex_unlock(&qp->lock);
+			continue;
+		}
+		if (qe && qe->ack_due) {
 			/* No post took it: a miss. */
 			qe->hold_misses += qe->hold_misses < UINT8_MAX;
 			uroce_resp_flush_ack(qp);
@@ -275,17 +278,6 @@ void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which
 		pthread_mutex_unlock(&qp->lock);
 	}
 	uroce_tx_end(eng);
-	for (unsigned int i = 0; i < kept; i++)
-		if (!hold_ack(eng, keep[i], since)) {
-			struct uroce_qp *qp = uroce_engine_qp_locked(eng, keep[i]);
-
-			if (!qp)
-				continue;
-			uroce_tx_begin(eng);
-			uroce_resp_flush_ack(qp);
-			uroce_tx_end(eng);
-			pthread_mutex_unlock(&qp->lock);
-		}
 }
 
 static void ack(struct uroce_qp *qp, uint32_t psn)
