@@ -471,6 +471,7 @@ static int xport_open(struct uroce_engine *eng, const char *transport)
 		.devname = eng->devname,
 		.netdev = eng->netdev,
 		.counters = eng->stats->counters,
+		.rx_ip_fields_always = uroce_pkt_traced(),
 	};
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = XPORT_IDX };
 	int ret;

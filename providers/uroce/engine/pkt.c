@@ -42,6 +42,13 @@ static uint64_t trace_limit(void)
 	return roce_pcap_size_env("UROCE_PCAP_MAX", 256ull << 20);
 }
 
+bool uroce_pkt_traced(void)
+{
+	const char *path = getenv("UROCE_PCAP");
+
+	return (path && *path) || uroce_tracing;
+}
+
 void uroce_pkt_trace_open(struct uroce_engine *eng)
 {
 	const char *path = getenv("UROCE_PCAP");

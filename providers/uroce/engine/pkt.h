@@ -60,6 +60,9 @@ int uroce_tx_flush(void);
  * devices into $UROCE_PCAP ("%p" in it becomes the PID), at most
  * $UROCE_PCAP_MAX bytes (default 256 MiB; K/M/G suffixes). */
 void uroce_pkt_trace_open(struct uroce_engine *eng);
+/* Are received packets recorded (UROCE_PCAP, UROCE_TRACE)?  Then each
+ * one's IP fields are wanted from the transport. */
+bool uroce_pkt_traced(void);
 void uroce_pkt_trace_close(struct uroce_engine *eng);
 
 #endif

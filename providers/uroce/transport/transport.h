@@ -63,7 +63,9 @@ struct uroce_rx {
 	uint16_t src_port;
 	uint16_t dst_port;
 	/* The IP header fields a UD receive's GRH area shows (IBTA A17.4.5.2):
-	 * IPv4 TOS / IPv6 traffic class, TTL / hop limit, IPv6 flow label. */
+	 * IPv4 TOS / IPv6 traffic class, TTL / hop limit, IPv6 flow label.
+	 * Steered connections' packets may carry 0, the default TTL and 0
+	 * (uroce_xport_conf.rx_ip_fields_always). */
 	uint8_t tos;
 	uint8_t ttl;
 	uint32_t flow;
@@ -106,6 +108,12 @@ struct uroce_xport_conf {
 	const char *devname;        /* for messages */
 	const char *netdev;         /* the device's netdev: its addresses are served */
 	uint64_t *counters;         /* UROCE_STAT_COUNT entries, updated atomically */
+	/* Every packet's IP fields (struct uroce_rx: tos, ttl, flow) are
+	 * wanted, as a packet trace records them.  Otherwise only those a UD
+	 * receive's GRH area shows: a transport may leave them at their
+	 * defaults for the packets of a steered connection (RC/UC), whose
+	 * completions have no GRH. */
+	bool rx_ip_fields_always;
 };
 
 /*

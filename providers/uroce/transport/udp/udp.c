@@ -83,9 +83,20 @@ static bool more_files(void)
 	return more;
 }
 
+/* What a receiving socket is asked for. */
+enum rx_opts {
+	RX_GRO = 1u << 0,        /* it takes coalesced datagrams */
+	/* It reads the IP fields a UDP socket does not otherwise show (the
+	 * receive path rebuilds the IP header for UD GRH areas).  Each is a
+	 * control message per datagram: on lo they cost a ping-pong 0.26 us
+	 * one way (docs/performance.md), so sockets whose packets never
+	 * reach a UD QP go without. */
+	RX_IP_FIELDS = 1u << 1,
+};
+
 /* A receiving socket of FAMILY with REUSE (SO_REUSEPORT, SO_REUSEADDR or
- * 0: none), not bound yet; GRO: it takes coalesced datagrams. */
-static int rx_socket(int family, int reuse, bool gro)
+ * 0: none), not bound yet; OPTS: enum rx_opts. */
+static int rx_socket(int family, int reuse, unsigned int opts)
 {
 	int one = 1, fd;
 
@@ -96,29 +107,29 @@ static int rx_socket(int family, int reuse, bool gro)
 		return -errno;
 	if (reuse)
 		setsockopt(fd, SOL_SOCKET, reuse, &one, sizeof(one));
-	/* The receive path rebuilds the IP header for UD GRH areas: ask for
-	 * the fields a UDP socket does not otherwise show. */
-	if (family == AF_INET6) {
+	if (family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if ((opts & RX_IP_FIELDS) && family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
-	} else {
+	} else if (opts & RX_IP_FIELDS) {
 		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	}
-	if (gro)
+	if (opts & RX_GRO)
 		setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one));
 	big_buffers(fd);
 	return fd;
 }
 
-/* A socket bound to (IP16, PORT); GRO: it takes coalesced datagrams. */
-static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex, bool gro)
+/* A socket bound to (IP16, PORT); OPTS: enum rx_opts. */
+static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex,
+			unsigned int opts)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = uroce_xport_sockaddr(family, ip16, port, ifindex, &ss);
-	int fd = rx_socket(family, SO_REUSEPORT, gro);
+	int fd = rx_socket(family, SO_REUSEPORT, opts);
 
 	if (fd < 0)
 		return fd;
@@ -267,7 +278,7 @@ static uint16_t bound_port(int fd)
 
 static int fwd_socket(int family, const uint8_t *ip16, int ifindex)
 {
-	int fd = rx_socket(family, 0, false), ret;
+	int fd = rx_socket(family, 0, 0), ret;
 
 	if (fd < 0)
 		return fd;
@@ -294,6 +305,7 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	u->counters = conf->counters;
 	u->gso = env_on("UROCE_GSO");
 	u->gro = env_on("UROCE_GRO");
+	u->conn_ip_fields = conf->rx_ip_fields_always;
 	pthread_mutex_init(&u->conn_lock, NULL);
 	pthread_mutex_init(&u->tx_lock, NULL);
 	u->conns = calloc(UDP_MAX_CONN, sizeof(*u->conns));
@@ -307,7 +319,8 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	u->ifindex = nd.ifindex;
 	for (int i = 0; i < nd.n_addrs && u->n_rx < UROCE_GID_TBL_LEN; i++) {
 		int family = roce_gid_family(nd.addrs[i]);
-		int fd = bound_socket(family, nd.addrs[i], UROCE_XPORT_ROCE_PORT, nd.ifindex, u->gro);
+		int fd = bound_socket(family, nd.addrs[i], UROCE_XPORT_ROCE_PORT, nd.ifindex,
+				      RX_IP_FIELDS | (u->gro ? RX_GRO : 0));
 
 		if (fd == -EADDRINUSE) {
 			ret = addr_in_use(u, family, nd.addrs[i]);
@@ -409,7 +422,7 @@ int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t p
 		fd = -ENOMEM;
 	else if ((i = tx_lookup(u, family, ip, port)) >= 0)
 		fd = u->tx[i].fd;
-	else if ((fd = bound_socket(family, ip, port, u->ifindex, false)) >= 0)
+	else if ((fd = bound_socket(family, ip, port, u->ifindex, 0)) >= 0)
 		fd = tx_add(u, fd, family, ip, port, false);
 	pthread_mutex_unlock(&u->tx_lock);
 	return fd;
@@ -440,7 +453,7 @@ static int udp_claim_port(struct uroce_xport *x, int family, const uint8_t *ip, 
 		if (ret != -EADDRINUSE)
 			return ret;
 	}
-	fd = rx_socket(family, 0, false);
+	fd = rx_socket(family, 0, 0);
 	if (fd < 0)
 		return fd;
 	ret = bind_exclusive(fd, family, ip, u->ifindex, (uint32_t)want * 2654435761u);
@@ -535,7 +548,7 @@ static int mcast_socket(struct udp_xport *u, int family, const uint8_t *group)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = uroce_xport_sockaddr(family, group, UROCE_XPORT_ROCE_PORT, u->ifindex, &ss);
-	int fd = rx_socket(family, SO_REUSEADDR, false), ret;
+	int fd = rx_socket(family, SO_REUSEADDR, RX_IP_FIELDS), ret;
 
 	if (fd < 0)
 		return fd;
@@ -635,7 +648,8 @@ static int udp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint
 		return -EINVAL;
 	pthread_mutex_lock(&u->conn_lock);
 	unsteer_locked(u, qpn);
-	fd = bound_socket(family, local, UROCE_XPORT_ROCE_PORT, u->ifindex, u->gro);
+	fd = bound_socket(family, local, UROCE_XPORT_ROCE_PORT, u->ifindex,
+			  (u->conn_ip_fields ? RX_IP_FIELDS : 0) | (u->gro ? RX_GRO : 0));
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sl)) {
 		int err = -errno;
 

@@ -63,6 +63,7 @@ struct udp_xport {
 	int ifindex;
 	uint64_t *counters;
 	bool gso, gro;               /* UROCE_GSO / UROCE_GRO, and what the kernel allows */
+	bool conn_ip_fields;         /* connected sockets read TOS/TTL too (a packet trace) */
 	bool told_port_taken;        /* udp_claim_port said so on stderr */
 
 	struct udp_sock rx_addr[UROCE_GID_TBL_LEN];  /* bound ADDR:4791 */

@@ -50,6 +50,9 @@ struct udp_rxstate {
 	uint64_t hot_idx;
 	bool hot;
 	unsigned int since_epoll;
+	/* The last direct read of the hot socket found a datagram; it asked
+	 * for one and got it; reads after an empty one ask for one. */
+	bool hot_found, hot_single_hit, hot_single;
 };
 
 /* An application busy-polling one flow (a ping-pong) reads that flow's
@@ -57,7 +60,14 @@ struct udp_rxstate {
  * epoll_wait before each recvmmsg (ib_send_lat: docs/performance.md,
  * "Latency"); every HOT_CALLS-th call asks epoll, so the device's other
  * sockets wait at most that many calls.  The progress thread, woken by
- * epoll, always asks it. */
+ * epoll, always asks it.
+ *
+ * A recvmmsg for more than one datagram that gets one goes on to look for
+ * a second, which costs a ping-pong 0.27 us one way on lo
+ * (docs/performance.md).  So when the direct reads that follow an empty
+ * one find one datagram (a ping-pong), they ask for one, and a call that
+ * got it reads no more.  When the read after such a single one finds more
+ * (a queue: ACKs of a stream), they ask for a batch again. */
 #define HOT_CALLS 4
 
 int udp_rx_init(struct udp_xport *u)
@@ -258,12 +268,24 @@ static int read_socket(struct udp_xport *u, int fd, const struct udp_sock *rs,
 	return n;
 }
 
+/* After a direct read of the hot socket that got N (SINGLE: asked for
+ * one): how the next ones ask (HOT_CALLS above). */
+static void hot_learn(struct udp_rxstate *st, bool single, int n)
+{
+	if (!single && !st->hot_found && n > 0)
+		st->hot_single = n == 1;
+	else if (st->hot_single_hit && n > 0)
+		st->hot_single = false;
+	st->hot_single_hit = single && n > 0;
+	st->hot_found = n > 0;
+}
+
 int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, unsigned int flags)
 {
 	struct udp_xport *u = to_udp(x);
 	struct udp_rxstate *st = u->rx;
 	unsigned int out = 0, used = 0;
-	bool polled = false;
+	bool polled = false, direct = false, single = false;
 
 	/* What the last call left: its buffers are not refilled in this one. */
 	if (st->pj < st->pn)
@@ -282,6 +304,8 @@ int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, uns
 			if (st->hot && (flags & UROCE_RX_SPINNING) && ++st->since_epoll < HOT_CALLS) {
 				st->evs[0].data.u64 = st->hot_idx;
 				st->nev = 1;
+				direct = true;
+				single = !st->hot_found && st->hot_single;
 			} else {
 				st->since_epoll = 0;
 				st->nev = epoll_wait(x->fd, st->evs, RX_EVENTS, 0);
@@ -292,7 +316,9 @@ int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, uns
 			}
 		}
 		fd = idx_socket(u, st->evs[st->evi].data.u64, &rs);
-		n = fd > 0 ? read_socket(u, fd, rs, used, k) : 0;
+		n = fd > 0 ? read_socket(u, fd, rs, used, single ? 1 : k) : 0;
+		if (direct)
+			hot_learn(st, single, n);
 		if (n > 0) {
 			st->hot_idx = st->evs[st->evi].data.u64;
 			st->hot = true;
@@ -308,7 +334,7 @@ int udp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max, uns
 		st->poff = 0;
 		used += (unsigned int)n;
 		out += emit(st, pkts + out, max - out);
-		if (st->pj < st->pn)
+		if (st->pj < st->pn || single)
 			break;
 	}
 	pthread_mutex_unlock(&u->conn_lock);
