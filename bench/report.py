@@ -40,10 +40,17 @@ GOALS = [
 # spins (udp_peer ... hop).  ib_write_lat's responder spins on memory, so a
 # thread of uroce's must take every WRITE; ib_read_lat's value is a whole
 # round trip whose responder sleeps: one hop and one busy-polled way.
-# (title, uroce figure, peers summed)
+# And against the busy-polled ping-pong whose every way is two datagrams in
+# one GSO send (udp_peer ... two): a reliable ping-pong's message and the
+# ACK of the peer's last one, through the kernel's path; what is left above
+# it is uroce's own work.  (title, uroce figure, peers summed)
 BOUNDS = [
     ("ib_send_lat 2 B typical / UDP ping-pong one way (no hop needed)",
      ("ib_send_lat", "lat_typical_us"), [("udp_ping", "oneway_us")]),
+    ("ib_send_lat 2 B typical / UDP one way of two datagrams (+ ACK)",
+     ("ib_send_lat", "lat_typical_us"), [("udp_two", "oneway_us")]),
+    ("ib_write_lat 2 B typical / UDP one way of two datagrams (+ ACK)",
+     ("ib_write_lat", "lat_typical_us"), [("udp_two", "oneway_us")]),
     ("ib_write_lat 2 B typical / UDP one way with one thread hop",
      ("ib_write_lat", "lat_typical_us"), [("udp_hop", "oneway_us")]),
     ("ib_read_lat 2 B typical / UDP one way busy + one way with a hop",
@@ -161,7 +168,8 @@ def bounds(res):
 
 
 def print_bounds(b, out=sys.stdout):
-    print("\n== latency against what one thread hop costs here (ratio = uroce / peer)", file=out)
+    print("\n== latency against what one thread hop, or a second datagram, costs here "
+          "(ratio = uroce / peer)", file=out)
     print(f"{'where':5} {'figure':62} {'uroce':>9} {'peer':>9} {'ratio':>7}", file=out)
     for r in b:
         print(f"{r['where']:5} {r['bound']:62} {fmt(r['uroce']):>9} {fmt(r['peer']):>9} "

@@ -233,14 +233,16 @@ udp_all() {
 	local w=$1 f
 	# udp_ping: both sides busy-poll; udp_hop: each side's datagrams reach
 	# a thread asleep in recv() while the main thread spins on memory
-	# (bench/udp_peer.c): the least one thread hop costs here.
-	for m in ping hop; do
+	# (bench/udp_peer.c): the least one thread hop costs here; udp_two:
+	# busy-polled, two datagrams a way in one GSO send (a message and an
+	# ACK, as uroce sends them): the least that shape costs here.
+	for m in ping hop two; do
 		wanted udp_$m || continue
 		port=$((port + 1))
 		f=$tmp/$w.udp_$m
-		local hop=
-		[ $m = hop ] && hop=hop
-		if pair_run $w udp_$m 60 line -- "$PEER" pong $port $hop -- "$PEER" ping $SADDR $port 64 20000 $hop; then
+		local mode=
+		[ $m = ping ] || mode=$m
+		if pair_run $w udp_$m 60 line -- "$PEER" pong $port $mode -- "$PEER" ping $SADDR $port 64 20000 $mode; then
 			record $w udp_$m oneway_us "$(kv $f.c.out oneway_us_median)"
 			record $w udp_$m oneway_us_p99 "$(kv $f.c.out oneway_us_p99)"
 			echo "  $w udp_$m 64 B: one way $(kv $f.c.out oneway_us_median) us (median)"

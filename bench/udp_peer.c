@@ -5,8 +5,8 @@
  * datagrams as fast as the kernel lets a simple program move them, and
  * report what that cost.
  *
- *   udp_peer pong PORT [hop]                 echo datagrams (busy poll)
- *   udp_peer ping ADDR PORT SIZE ITERS [hop] ping-pong: one-way latency
+ *   udp_peer pong PORT [hop|two]                 echo datagrams (busy poll)
+ *   udp_peer ping ADDR PORT SIZE ITERS [hop|two] ping-pong: one-way latency
  *   udp_peer sink PORT [gro]                 receive a stream, report its rate
  *   udp_peer stream ADDR PORT SIZE SECS mmsg|gso   send a stream
  *
@@ -23,6 +23,13 @@
  * spins.  That is the shape of ib_write_lat and ib_read_lat over any
  * software RNIC whose application spins on memory (docs/performance.md):
  * the latency such a design cannot go below on this machine.
+ *
+ * "two": each way carries two datagrams of SIZE, as a reliable RoCE
+ * ping-pong does (the message, and the ACK of the peer's last one, IBTA
+ * 9.7.5.1): sent with one sendmsg as two UDP_SEGMENT (GSO) segments and
+ * taken by one recvmmsg from a UDP_GRO socket, the system calls uroce's
+ * udp transport makes for it.  What that shape costs on the kernel's path,
+ * before any protocol work.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -85,6 +92,74 @@ static int udp_socket(int port)
 	setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec)); /* best effort */
 	if (port && bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		die("bind");
+	return fd;
+}
+
+enum pp_mode { PP_BUSY, PP_HOP, PP_TWO };
+
+static enum pp_mode pp_mode(const char *arg)
+{
+	if (!arg)
+		return PP_BUSY;
+	if (!strcmp(arg, "hop"))
+		return PP_HOP;
+	if (!strcmp(arg, "two"))
+		return PP_TWO;
+	fprintf(stderr, "udp_peer: unknown ping-pong mode %s\n", arg);
+	exit(2);
+}
+
+/* Send one way of the ping-pong: SIZE bytes, or in PP_TWO mode two
+ * segments of SIZE in one datagram that the kernel cuts in two. */
+static ssize_t pp_send(int fd, const char *buf, size_t size, enum pp_mode mode,
+		       const struct sockaddr_in *to, socklen_t tolen)
+{
+	char ctl[CMSG_SPACE(sizeof(uint16_t))] = { 0 };
+	struct iovec v = { (void *)buf, mode == PP_TWO ? 2 * size : size };
+	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &v,
+			    .msg_iovlen = 1 };
+
+	if (mode == PP_TWO) {
+		struct cmsghdr *c;
+		uint16_t seg = (uint16_t)size;
+
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	}
+	return sendmsg(fd, &m, 0);
+}
+
+/* Receive without waiting: in PP_TWO mode with recvmmsg and the GRO
+ * control message, as uroce's udp transport does. */
+static ssize_t pp_recv(int fd, char *buf, size_t cap, enum pp_mode mode, struct sockaddr_in *from,
+		       socklen_t *fromlen)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec v = { buf, cap };
+	struct mmsghdr mm = { .msg_hdr = { .msg_name = from, .msg_namelen = fromlen ? *fromlen : 0,
+					   .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl,
+					   .msg_controllen = sizeof(ctl) } };
+
+	if (mode != PP_TWO)
+		return recvfrom(fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)from, fromlen);
+	if (recvmmsg(fd, &mm, 1, MSG_DONTWAIT, NULL) != 1)
+		return -1;
+	if (fromlen)
+		*fromlen = mm.msg_hdr.msg_namelen;
+	return mm.msg_len;
+}
+
+static int pp_socket(int port, enum pp_mode mode)
+{
+	int fd = udp_socket(port), one = 1;
+
+	if (mode == PP_TWO && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)))
+		die("UDP_GRO");
 	return fd;
 }
 
@@ -162,12 +237,12 @@ static ssize_t hop_wait(struct hop *h, uint64_t n, uint64_t timeout_ns)
 
 /* Echo every datagram to its sender until ITERS were echoed or the peer
  * has been silent for a while after it started. */
-static int pong(int port, int hop)
+static int pong(int port, enum pp_mode mode)
 {
-	int fd = udp_socket(port);
+	int fd = pp_socket(port, mode);
 	char buf[MAX_DGRAM];
 	uint64_t last = 0, n = 0;
-	struct hop *h = hop ? hop_start(fd) : NULL;
+	struct hop *h = mode == PP_HOP ? hop_start(fd) : NULL;
 
 	printf("ready\n");
 	fflush(stdout);
@@ -184,7 +259,7 @@ static int pong(int port, int hop)
 			from = h->from;
 			fl = h->fl;
 		} else {
-			r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+			r = pp_recv(fd, buf, sizeof(buf), mode, &from, &fl);
 		}
 
 		if (r < 0) {
@@ -195,7 +270,7 @@ static int pong(int port, int hop)
 			continue;
 		}
 		last = now_ns();
-		if (sendto(fd, buf, r, 0, (struct sockaddr *)&from, fl) < 0)
+		if (pp_send(fd, buf, mode == PP_TWO ? r / 2 : r, mode, &from, fl) < 0)
 			die("sendto");
 		n++;
 	}
@@ -212,10 +287,10 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Ping-pong ITERS datagrams of SIZE bytes; half the round trip is the
  * one-way latency (median, as perftest's "typical"). */
-static int ping(const char *addr, int port, int size, int iters, int hop)
+static int ping(const char *addr, int port, int size, int iters, enum pp_mode mode)
 {
 	struct sockaddr_in sa = peer_addr(addr, port);
-	int fd = udp_socket(0);
+	int fd = pp_socket(0, mode);
 	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, sum = 0, got;
 	char buf[MAX_DGRAM] = { 0 };
 	struct hop *h;
@@ -229,10 +304,10 @@ static int ping(const char *addr, int port, int size, int iters, int hop)
 			fprintf(stderr, "udp_peer: no echo from %s:%d\n", addr, port);
 			return 1;
 		}
-		send(fd, buf, size, 0);
+		pp_send(fd, buf, size, mode, NULL, 0);
 		t0 = now_ns();
 		while (now_ns() - t0 < 100000000)
-			if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+			if (pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL) >= 0)
 				goto warm;
 	}
 warm:
@@ -240,12 +315,12 @@ warm:
 	usleep(100000);
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 		;
-	h = hop ? hop_start(fd) : NULL;
+	h = mode == PP_HOP ? hop_start(fd) : NULL;
 	got = 0;
 	c0 = cpu_s();
 	for (int i = 0; i < iters; i++) {
 		t0 = now_ns();
-		if (send(fd, buf, size, 0) < 0)
+		if (pp_send(fd, buf, size, mode, NULL, 0) < 0)
 			die("send");
 		if (h) {
 			if (hop_wait(h, ++got, 10ull * 1000000000) < 0) {
@@ -253,7 +328,7 @@ warm:
 				return 1;
 			}
 		} else {
-			while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0)
+			while (pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL) < 0)
 				if (errno != EAGAIN)
 					die("recv");
 		}
@@ -372,16 +447,16 @@ static int stream(const char *addr, int port, int size, double secs, int gso)
 int main(int argc, char **argv)
 {
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "pong"))
-		return pong(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "hop"));
+		return pong(atoi(argv[2]), pp_mode(argc == 4 ? argv[3] : NULL));
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "ping"))
 		return ping(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-			    argc == 7 && !strcmp(argv[6], "hop"));
+			    pp_mode(argc == 7 ? argv[6] : NULL));
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sink"))
 		return sink(atoi(argv[2]), argc == 4 && !strcmp(argv[3], "gro"));
 	if (argc == 7 && !strcmp(argv[1], "stream"))
 		return stream(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
 			      !strcmp(argv[6], "gso"));
-	fprintf(stderr, "usage: udp_peer pong PORT [hop] | ping ADDR PORT SIZE ITERS [hop] |\n"
+	fprintf(stderr, "usage: udp_peer pong PORT [hop|two] | ping ADDR PORT SIZE ITERS [hop|two] |\n"
 			"       sink PORT [gro] | stream ADDR PORT SIZE SECS mmsg|gso\n");
 	return 2;
 }

@@ -5,7 +5,8 @@ figure, ratio, target and verdict, the CPU table has seconds per GB and per
 million messages for both sides, and results.json says the same.  With
 xdp figures added, the xdp path's goals take the veth's peers and its table
 against udp (issue 15) shows each ratio and goal.  The latency table against
-the UDP ping-pong with a thread hop has its rows.  A peer measured again
+the UDP ping-pongs with a thread hop and with two datagrams a way has its
+rows.  A peer measured again
 after uroce's runs counts as the mean of its two figures.  A file without figures
 or with malformed lines fails loudly.  No root needed.
 
@@ -71,11 +72,15 @@ CPU = [
 
 # (where, figure title starts with, uroce, peer, ratio)
 BOUNDS = [
-    ("lo", "ib_send_lat", "5.00", "4.00", "1.25"),
-    ("lo", "ib_write_lat", "8.00", "6.00", "1.33"),
+    ("lo", "ib_send_lat 2 B typical / UDP ping-pong", "5.00", "4.00", "1.25"),
+    ("lo", "ib_send_lat 2 B typical / UDP one way of two", "5.00", "5.00", "1.00"),
+    ("lo", "ib_write_lat 2 B typical / UDP one way of two", "8.00", "5.00", "1.60"),
+    ("lo", "ib_write_lat 2 B typical / UDP one way with", "8.00", "6.00", "1.33"),
     ("lo", "ib_read_lat", "6.00", "10.00", "0.60"),
-    ("veth", "ib_send_lat", "10.00", "8.00", "1.25"),
-    ("veth", "ib_write_lat", "16.00", "10.00", "1.60"),
+    ("veth", "ib_send_lat 2 B typical / UDP ping-pong", "10.00", "8.00", "1.25"),
+    ("veth", "ib_send_lat 2 B typical / UDP one way of two", "10.00", "9.00", "1.11"),
+    ("veth", "ib_write_lat 2 B typical / UDP one way of two", "16.00", "9.00", "1.78"),
+    ("veth", "ib_write_lat 2 B typical / UDP one way with", "16.00", "10.00", "1.60"),
     ("veth", "ib_read_lat", "-", "18.00", "-"),
 ]
 
