@@ -51,6 +51,7 @@ enum {
 	DEFER_US = 200,              /* a deferral's length before a look */
 	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp.c) */
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
+	SPIN_POLLS = 8,              /* application polls between wake-ups: it spins */
 	LOOKS_TO_REWATCH = 3,        /* looks in a row that find packets end it */
 	APP_CPU_LOOK_NS = 1000000,   /* how often busy polling looks at the application's CPU use */
 	APP_IDLE_LOOKS = 2,          /* and how many idle looks in a row it needs */
@@ -177,11 +178,11 @@ void uroce_poll_app_polled(struct uroce_engine *eng)
 	atomic_fetch_add_explicit(&eng->app_polls, 1, memory_order_relaxed);
 }
 
-/* Has an application polled the wire since the last look?  (And look.) */
-static bool app_polled_since(struct uroce_engine *eng)
+/* How often applications polled the wire since the last look.  (And look.) */
+static uint64_t app_polls_since(struct uroce_engine *eng)
 {
 	uint64_t polls = atomic_load_explicit(&eng->app_polls, memory_order_relaxed);
-	bool moved = polls != eng->polls_seen;
+	uint64_t moved = polls - eng->polls_seen;
 
 	eng->polls_seen = polls;
 	return moved;
@@ -194,13 +195,19 @@ bool uroce_poll_deferred(const struct uroce_engine *eng)
 
 bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 {
-	bool polled = app_polled_since(eng);
+	uint64_t polls = app_polls_since(eng);
 
 	if (!eng->poll_defer_ns)
 		return false;
 	/* Wasted: the packets the wake-up announced were gone, taken by an
-	 * application thread polling its CQ. */
-	eng->wasted_wakes = got == 0 && polled ? eng->wasted_wakes + 1 : 0;
+	 * application thread polling its CQ; or this thread took them from
+	 * an application that polled SPIN_POLLS times since the last wake-up
+	 * and would have taken them itself.  A progress thread that wins that
+	 * race (its wake-up preempts the poller) would otherwise never see
+	 * four wasted wake-ups in a row: ib_write_lat over xdp then ran with
+	 * a thread hop in about one run of three (docs/performance.md). */
+	eng->wasted_wakes = (got == 0 && polls) || polls >= SPIN_POLLS ?
+			    eng->wasted_wakes + 1 : 0;
 	if (eng->wasted_wakes < DEFER_AFTER_WASTED)
 		return false;
 	eng->wasted_wakes = 0;
@@ -226,7 +233,7 @@ bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 	 * ib_write_lat's side does before its ping-pong finds its pace,
 	 * resp.c): watch again. */
 	eng->looks_found = got ? eng->looks_found + 1 : 0;
-	if (app_polled_since(eng) && eng->looks_found < LOOKS_TO_REWATCH) {
+	if (app_polls_since(eng) && eng->looks_found < LOOKS_TO_REWATCH) {
 		eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
 		return false;
 	}
