@@ -109,48 +109,59 @@ static enum pp_mode pp_mode(const char *arg)
 	exit(2);
 }
 
-/* Send one way of the ping-pong: SIZE bytes, or in PP_TWO mode two
- * segments of SIZE in one datagram that the kernel cuts in two. */
-static ssize_t pp_send(int fd, const char *buf, size_t size, enum pp_mode mode,
+/* Send LEN bytes of BUF; SEG (below LEN): as segments of SEG bytes in one
+ * datagram that the kernel cuts up (UDP_SEGMENT). */
+static ssize_t pp_send(int fd, const char *buf, size_t len, size_t seg,
 		       const struct sockaddr_in *to, socklen_t tolen)
 {
 	char ctl[CMSG_SPACE(sizeof(uint16_t))] = { 0 };
-	struct iovec v = { (void *)buf, mode == PP_TWO ? 2 * size : size };
+	struct iovec v = { (void *)buf, len };
 	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = tolen, .msg_iov = &v,
 			    .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	uint16_t s16 = (uint16_t)seg;
 
-	if (mode == PP_TWO) {
-		struct cmsghdr *c;
-		uint16_t seg = (uint16_t)size;
-
-		m.msg_control = ctl;
-		m.msg_controllen = sizeof(ctl);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_UDP;
-		c->cmsg_type = UDP_SEGMENT;
-		c->cmsg_len = CMSG_LEN(sizeof(seg));
-		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
-	}
+	/* One datagram: the plain ping-pong's own call, unchanged. */
+	if (!seg || seg >= len)
+		return sendto(fd, buf, len, 0, (const struct sockaddr *)to, tolen);
+	m.msg_control = ctl;
+	m.msg_controllen = sizeof(ctl);
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(s16));
+	memcpy(CMSG_DATA(c), &s16, sizeof(s16));
 	return sendmsg(fd, &m, 0);
 }
 
 /* Receive without waiting: in PP_TWO mode with recvmmsg and the GRO
- * control message, as uroce's udp transport does. */
+ * control message, as uroce's udp transport does; *SEG: the size of the
+ * segments the kernel coalesced into this datagram (0: one datagram). */
 static ssize_t pp_recv(int fd, char *buf, size_t cap, enum pp_mode mode, struct sockaddr_in *from,
-		       socklen_t *fromlen)
+		       socklen_t *fromlen, size_t *seg)
 {
 	char ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec v = { buf, cap };
 	struct mmsghdr mm = { .msg_hdr = { .msg_name = from, .msg_namelen = fromlen ? *fromlen : 0,
 					   .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl,
 					   .msg_controllen = sizeof(ctl) } };
+	struct cmsghdr *c;
 
+	*seg = 0;
 	if (mode != PP_TWO)
 		return recvfrom(fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)from, fromlen);
 	if (recvmmsg(fd, &mm, 1, MSG_DONTWAIT, NULL) != 1)
 		return -1;
 	if (fromlen)
 		*fromlen = mm.msg_hdr.msg_namelen;
+	for (c = CMSG_FIRSTHDR(&mm.msg_hdr); c; c = CMSG_NXTHDR(&mm.msg_hdr, c)) {
+		int gso;
+
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			memcpy(&gso, CMSG_DATA(c), sizeof(gso));
+			*seg = (size_t)gso;
+		}
+	}
 	return mm.msg_len;
 }
 
@@ -243,6 +254,7 @@ static int pong(int port, enum pp_mode mode)
 	char buf[MAX_DGRAM];
 	uint64_t last = 0, n = 0;
 	struct hop *h = mode == PP_HOP ? hop_start(fd) : NULL;
+	size_t seg = 0;
 
 	printf("ready\n");
 	fflush(stdout);
@@ -259,7 +271,7 @@ static int pong(int port, enum pp_mode mode)
 			from = h->from;
 			fl = h->fl;
 		} else {
-			r = pp_recv(fd, buf, sizeof(buf), mode, &from, &fl);
+			r = pp_recv(fd, buf, sizeof(buf), mode, &from, &fl, &seg);
 		}
 
 		if (r < 0) {
@@ -270,7 +282,8 @@ static int pong(int port, enum pp_mode mode)
 			continue;
 		}
 		last = now_ns();
-		if (pp_send(fd, buf, mode == PP_TWO ? r / 2 : r, mode, &from, fl) < 0)
+		/* Echoed as it came: coalesced segments go back as segments. */
+		if (pp_send(fd, buf, r, seg, &from, fl) < 0)
 			die("sendto");
 		n++;
 	}
@@ -295,6 +308,9 @@ static int ping(const char *addr, int port, int size, int iters, enum pp_mode mo
 	char buf[MAX_DGRAM] = { 0 };
 	struct hop *h;
 	double c0;
+	/* Each way's bytes: PP_TWO sends two segments of SIZE. */
+	size_t len = mode == PP_TWO ? 2 * (size_t)size : (size_t)size;
+	size_t seg = mode == PP_TWO ? (size_t)size : 0, unused;
 
 	if (!rtt || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		die("connect");
@@ -304,10 +320,10 @@ static int ping(const char *addr, int port, int size, int iters, enum pp_mode mo
 			fprintf(stderr, "udp_peer: no echo from %s:%d\n", addr, port);
 			return 1;
 		}
-		pp_send(fd, buf, size, mode, NULL, 0);
+		pp_send(fd, buf, len, seg, NULL, 0);
 		t0 = now_ns();
 		while (now_ns() - t0 < 100000000)
-			if (pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL) >= 0)
+			if (pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL, &unused) >= 0)
 				goto warm;
 	}
 warm:
@@ -320,7 +336,7 @@ warm:
 	c0 = cpu_s();
 	for (int i = 0; i < iters; i++) {
 		t0 = now_ns();
-		if (pp_send(fd, buf, size, mode, NULL, 0) < 0)
+		if (pp_send(fd, buf, len, seg, NULL, 0) < 0)
 			die("send");
 		if (h) {
 			if (hop_wait(h, ++got, 10ull * 1000000000) < 0) {
@@ -328,9 +344,16 @@ warm:
 				return 1;
 			}
 		} else {
-			while (pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL) < 0)
-				if (errno != EAGAIN)
+			/* The whole echo: a path that did not keep the two
+			 * segments together delivers them one by one. */
+			for (size_t back = 0; back < len;) {
+				ssize_t r = pp_recv(fd, buf, sizeof(buf), mode, NULL, NULL, &unused);
+
+				if (r >= 0)
+					back += (size_t)r;
+				else if (errno != EAGAIN)
 					die("recv");
+			}
 		}
 		rtt[i] = now_ns() - t0;
 		sum += rtt[i];
