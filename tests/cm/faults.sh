@@ -24,7 +24,7 @@ for w in ${CM_WHERE:-lo veth}; do
 	# uroce process at all on a host, a REQ meets silence: docs/cm.md).
 	port=$((base + 1))
 	cm_server $SRV_NS 'uroce cm: listening' rping -s -a $SRV_ADDR -p $port -C 1
-	first=$CM_SRV_PID
+	first=$CM_SRV_PID first_log=$CM_SRV_LOG
 
 	# No listener: REJECTED, exit status non-zero, quickly.
 	t0=$(now) rc=0
@@ -43,7 +43,8 @@ for w in ${CM_WHERE:-lo veth}; do
 	pass "$w: a second listener on port $port: EADDRINUSE"
 	cm_run $CLI_NS rping -c -a $SRV_ADDR -p $port -C 1 >"$CM_TMP/first" 2>&1 ||
 		{ cat "$CM_TMP/first"; fail "$w: the first listener no longer serves"; }
-	wait $first || fail "$w: first server exited non-zero"
+	wait $first || { rc=$?; echo "--- first server (exit $rc)"; cat "$first_log"
+		echo "--- its client"; cat "$CM_TMP/first"; fail "$w: first server exited non-zero"; }
 
 	# Several listeners at once, each on its own port, each with a client.
 	pids=() cpids=() logs=()
