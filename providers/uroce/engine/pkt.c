@@ -42,21 +42,27 @@ static uint64_t trace_limit(void)
 	return roce_pcap_size_env("UROCE_PCAP_MAX", 256ull << 20);
 }
 
-bool uroce_pkt_traced(void)
+/* $UROCE_PCAP, or NULL when it is unset or empty. */
+static const char *pcap_path(void)
 {
 	const char *path = getenv("UROCE_PCAP");
 
-	return (path && *path) || uroce_tracing;
+	return path && *path ? path : NULL;
+}
+
+bool uroce_pkt_traced(void)
+{
+	return pcap_path() || uroce_tracing;
 }
 
 void uroce_pkt_trace_open(struct uroce_engine *eng)
 {
-	const char *path = getenv("UROCE_PCAP");
+	const char *path = pcap_path();
 	char file[4096];
 	const char *pp;
 
 	(void)eng;
-	if (!path || !*path)
+	if (!path)
 		return;
 	pthread_mutex_lock(&trace_lock);
 	if (trace_users++ == 0) {
@@ -78,7 +84,7 @@ void uroce_pkt_trace_open(struct uroce_engine *eng)
 void uroce_pkt_trace_close(struct uroce_engine *eng)
 {
 	(void)eng;
-	if (!getenv("UROCE_PCAP"))
+	if (!pcap_path())
 		return;
 	pthread_mutex_lock(&trace_lock);
 	if (trace_users > 0 && --trace_users == 0 && trace) {

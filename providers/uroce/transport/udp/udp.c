@@ -107,12 +107,13 @@ static int rx_socket(int family, int reuse, unsigned int opts)
 		return -errno;
 	if (reuse)
 		setsockopt(fd, SOL_SOCKET, reuse, &one, sizeof(one));
-	if (family == AF_INET6)
+	if (family == AF_INET6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if ((opts & RX_IP_FIELDS) && family == AF_INET6) {
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
+		if (opts & RX_IP_FIELDS) {
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+			setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+			setsockopt(fd, IPPROTO_IPV6, IPV6_FLOWINFO, &one, sizeof(one));
+		}
 	} else if (opts & RX_IP_FIELDS) {
 		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
