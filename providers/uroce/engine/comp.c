@@ -156,7 +156,9 @@ static void on_nak(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		if (qp->attr.rnr_retry != 7) /* 7 means retry forever */
 			qe->rnr_left--;
 		uroce_req_rewind(qp, pkt->psn);
-		qe->deadline_ns = 0;
+		/* Nothing is resent before the RNR timer ends (IBTA 9.7.5.2.8):
+		 * no retransmit timer, no tail-loss probe. */
+		qe->deadline_ns = qe->probe_ns = 0;
 		qe->rnr_until_ns = uroce_now_ns() + 1000ull * rnr_timer_us[code];
 		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_WAIT, pkt->psn, rnr_timer_us[code]));
 		uroce_engine_arm(qe, true);

@@ -27,22 +27,24 @@ static void put_time(char *buf, size_t len, uint64_t t, uint64_t now)
 /* The device's line, before the first QP's. */
 static void put_header(struct uroce_engine *eng, uint64_t now, bool *done)
 {
-	char last[24];
+	char last[24], tick[24];
 	bool rx_free;
 
 	if (*done)
 		return;
 	*done = true;
 	put_time(last, sizeof(last), atomic_load(&eng->loop_ns), now);
+	put_time(tick, sizeof(tick), atomic_load(&eng->tick_at_ns) == UINT64_MAX ? 0 :
+		 atomic_load(&eng->tick_at_ns), now);
 	/* A thread that stopped while draining the transport holds it: then
 	 * no application poll can take packets either. */
 	rx_free = pthread_mutex_trylock(&eng->rx_lock) == 0;
 	if (rx_free)
 		pthread_mutex_unlock(&eng->rx_lock);
 	fprintf(stderr, "uroce[%d] %s: QPs with work left; progress thread last looped %s, "
-		"receive lock %s, %d QPs armed, tick pending %d, transmit queue %s\n",
+		"receive lock %s, %d QPs armed, timers due %s, transmit queue %s\n",
 		(int)getpid(), eng->devname, last, rx_free ? "free" : "held",
-		atomic_load(&eng->armed), (int)atomic_load(&eng->tick_pending),
+		atomic_load(&eng->armed), tick,
 		uroce_xport_tx_left(eng->xport) ? "not empty" : "empty");
 }
 

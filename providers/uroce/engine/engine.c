@@ -50,27 +50,69 @@ void uroce_engine_wake(struct uroce_engine *eng)
 		(void)0;
 }
 
-/* The progress thread may sleep without a tick: start one.  Not a wake-up
- * at once (an eventfd cost a context switch per message in a ping-pong,
- * whose every post arms a timer and every ACK disarms it): a timer that
- * fires within the tick, which is all the timers' resolution (none is
- * shorter than 1 ms).  One timerfd_settime per tick at most. */
-void uroce_engine_start_tick(struct uroce_engine *eng)
+/*
+ * The progress thread runs the timers by AT_NS at the latest: tick_fd is
+ * set to the earliest time any thread asked for, and tick_at_ns says which
+ * (so that a later time costs one compare).  Invariant: tick_at_ns is never
+ * after the earliest timer of an armed QP.  A timer that moves later (a
+ * ping-pong's every ACK restarts it) costs nothing: the thread wakes at the
+ * old time, finds nothing due and sets the tick for the new earliest one.
+ * Until 2026-11-28 the tick came every millisecond while any QP was armed:
+ * a thousand wake-ups a second, each preempting a spinning application
+ * thread on a busy machine (docs/performance.md).
+ */
+void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns)
 {
-	struct itimerspec its = { .it_value.tv_nsec = 1000000 };
+	struct itimerspec its = { 0 };
 
-	if (!atomic_exchange(&eng->tick_pending, true) &&
-	    timerfd_settime(eng->tick_fd, 0, &its, NULL))
-		uroce_engine_wake(eng);
+	if (at_ns >= atomic_load(&eng->tick_at_ns))
+		return;
+	pthread_mutex_lock(&eng->tick_lock);
+	if (at_ns < atomic_load(&eng->tick_at_ns)) {
+		atomic_store(&eng->tick_at_ns, at_ns);
+		/* An absolute time of 0 would disarm the timer. */
+		its.it_value.tv_sec = (time_t)(at_ns / 1000000000u);
+		its.it_value.tv_nsec = (long)(at_ns % 1000000000u) + !at_ns;
+		if (timerfd_settime(eng->tick_fd, TFD_TIMER_ABSTIME, &its, NULL))
+			uroce_engine_wake(eng);
+	}
+	pthread_mutex_unlock(&eng->tick_lock);
 }
 
+/* A look by the progress thread within UROCE_TICK_NS (an application's held
+ * ACKs, resp.c).  Not a wake-up at once: an eventfd cost a context switch
+ * per message in a ping-pong. */
+void uroce_engine_start_tick(struct uroce_engine *eng)
+{
+	uroce_engine_tick_by(eng, uroce_now_ns() + UROCE_TICK_NS);
+}
+
+/* The earliest of QE's timers, UINT64_MAX: none. */
+static uint64_t timers_due_ns(const struct uroce_qp_eng *qe)
+{
+	uint64_t due = UINT64_MAX;
+	const uint64_t t[] = { qe->deadline_ns, qe->rnr_until_ns, qe->probe_ns };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i] && t[i] < due)
+			due = t[i];
+	return due;
+}
+
+/* QE's timers run (ON) or not; called with its QP's lock held. */
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 {
-	if (qe->armed == on)
+	if (qe->armed != on) {
+		qe->armed = on;
+		atomic_fetch_add(&qe->eng->armed, on ? 1 : -1);
+	}
+	if (!on)
 		return;
-	qe->armed = on;
-	if (atomic_fetch_add(&qe->eng->armed, on ? 1 : -1) == 0 && on)
-		uroce_engine_start_tick(qe->eng);
+	/* Armed, then the tick read: run_timers clears the tick, then reads
+	 * the QPs' armed flags, so either it finds this QP or this call
+	 * finds the tick cleared and sets it. */
+	atomic_thread_fence(memory_order_seq_cst);
+	uroce_engine_tick_by(qe->eng, timers_due_ns(qe));
 }
 
 const struct uroce_upcalls *uroce_up;
@@ -201,22 +243,41 @@ bool uroce_engine_has_addr(struct uroce_engine *eng, const uint8_t *gid)
 
 /* ---- the progress thread -------------------------------------------------- */
 
+/* The timers that are due, if the tick says some may be; then the tick is
+ * set for the next.  It is cleared first: a timer started while the QPs
+ * are looked at sets it again (uroce_engine_arm), so none is missed. */
 static void run_timers(struct uroce_engine *eng)
 {
-	uint64_t now = uroce_now_ns();
+	uint64_t now = uroce_now_ns(), next = UINT64_MAX;
 
+	if (now < atomic_load(&eng->tick_at_ns))
+		return;
+	pthread_mutex_lock(&eng->tick_lock);
+	atomic_store(&eng->tick_at_ns, UINT64_MAX);
+	pthread_mutex_unlock(&eng->tick_lock);
+	atomic_thread_fence(memory_order_seq_cst);
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (uint32_t i = 0; i < eng->n_qps; i++) {
 		struct uroce_qp *qp = eng->qp_list[i];
 		struct uroce_qp_eng *qe = qp->engine;
+		uint64_t due;
 
 		if (!qe->armed)
 			continue;
 		pthread_mutex_lock(&qp->lock);
 		uroce_req_timer(qp, now);
+		due = qe->armed ? timers_due_ns(qe) : UINT64_MAX;
 		pthread_mutex_unlock(&qp->lock);
+		/* A time already past that the timer did not act on (a probe
+		 * with nothing left to probe) is looked at again on the tick,
+		 * not at once, again and again. */
+		if (due <= now)
+			due = now + UROCE_TICK_NS;
+		next = due < next ? due : next;
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
+	if (next != UINT64_MAX)
+		uroce_engine_tick_by(eng, next);
 }
 
 /* Everything the transport has, a burst at a time: each burst is checked
@@ -328,22 +389,22 @@ static void *progress_thread(void *arg)
 {
 	struct uroce_engine *eng = arg;
 	struct epoll_event evs[16];
-	uint64_t busy_until = 0, timers_ns = 0;
+	uint64_t busy_until = 0;
 	bool busy = false;
 
 	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
-		/* Timers and a stalled transmit queue are looked at every ms;
-		 * a deferred watch (poll.c) sooner. */
-		uint64_t wait = busy ? 0 : atomic_load(&eng->armed) > 0 ||
-				uroce_xport_tx_left(eng->xport) ? 1000000 : UINT64_MAX;
+		/* A stalled transmit queue is looked at every tick, a deferred
+		 * watch (poll.c) sooner; the timers wake the thread through
+		 * tick_fd. */
+		uint64_t wait = busy ? 0 : uroce_xport_tx_left(eng->xport) ? UROCE_TICK_NS : UINT64_MAX;
 		bool woken_by_xport = false, handed_over = false;
 		unsigned int got = 0;
 		int n;
 
 		atomic_store_explicit(&eng->loop_ns, uroce_now_ns(), memory_order_relaxed);
-		if (uroce_poll_deferred(eng) && wait > eng->poll_defer_ns)
-			wait = eng->poll_defer_ns;
+		if (uroce_poll_deferred(eng) && wait > uroce_poll_look_in_ns(eng))
+			wait = uroce_poll_look_in_ns(eng);
 		if (eng->progress_held) {
 			uint64_t held = uroce_resp_held_wait_ns(eng);
 
@@ -354,11 +415,8 @@ static void *progress_thread(void *arg)
 		for (int i = 0; i < n; i++) {
 			uint64_t v;
 
-			if (evs[i].data.u64 == TICK_IDX) {
-				atomic_store(&eng->tick_pending, false);
-				if (read(eng->tick_fd, &v, sizeof(v)) < 0)
-					(void)0;
-			}
+			if (evs[i].data.u64 == TICK_IDX && read(eng->tick_fd, &v, sizeof(v)) < 0)
+				(void)0;
 			if (evs[i].data.u64 == WAKE_IDX && read(eng->wake_fd, &v, sizeof(v)) < 0)
 				(void)0;
 			woken_by_xport |= evs[i].data.u64 == XPORT_IDX;
@@ -386,12 +444,7 @@ static void *progress_thread(void *arg)
 		if (handed_over)
 			busy_until = 0;
 		busy = uroce_poll_keep_busy(eng, handed_over ? 0 : got, &busy_until);
-		/* While busy polling, the timers (1 ms granularity) every 50 us. */
-		if (atomic_load(&eng->armed) > 0 &&
-		    (!busy || uroce_now_ns() - timers_ns >= 50000)) {
-			run_timers(eng);
-			timers_ns = busy ? uroce_now_ns() : 0;
-		}
+		run_timers(eng);
 		/* ACKs held for ack_hold_ns that no post took along (an
 		 * application's poll held them and started the tick; this
 		 * thread's own holds shorten its wait, above). */
@@ -505,6 +558,8 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	pthread_mutex_init(&eng->rx_lock, NULL);
 	pthread_mutex_init(&eng->held_lock, NULL);
+	pthread_mutex_init(&eng->tick_lock, NULL);
+	atomic_store(&eng->tick_at_ns, UINT64_MAX);
 	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));

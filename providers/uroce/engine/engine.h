@@ -61,8 +61,10 @@ struct uroce_engine {
 	 * knows of the network. */
 	struct uroce_xport *xport;
 	int wake_fd;                 /* eventfd: work for the progress thread */
-	int tick_fd;                 /* timerfd: starts the timer tick (uroce_engine_arm) */
-	atomic_bool tick_pending;    /* tick_fd is set and has not fired */
+	int tick_fd;                 /* timerfd: when the timers are due (uroce_engine_tick_by) */
+	_Atomic uint64_t tick_at_ns; /* what tick_fd is set to; UINT64_MAX: nothing.  Never
+	                              * after the earliest timer of an armed QP */
+	pthread_mutex_t tick_lock;   /* orders the setters of tick_fd */
 	int epfd;
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
 	pthread_t thread;
@@ -84,6 +86,7 @@ struct uroce_engine {
 	uint32_t app_idle_looks;     /* looks in a row that found them idle */
 	uint32_t wasted_wakes;       /* in a row: woken for packets an application took */
 	uint64_t defer_check_ns;     /* deferred: the next look */
+	uint64_t look_gap_ns;        /* deferred: from one look to the next (poll.c) */
 	unsigned int looks_found;    /* deferred: looks in a row that found packets waiting */
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
@@ -308,6 +311,8 @@ void uroce_poll_app_polled(struct uroce_engine *eng);
 bool uroce_poll_deferred(const struct uroce_engine *eng);
 bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
 bool uroce_poll_check_due(struct uroce_engine *eng);
+uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng);
+bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
 
 
@@ -362,7 +367,11 @@ void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which
 /* How long until the oldest held ACK must leave: 0 now, UINT64_MAX none. */
 uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng);
 /* Wake the progress thread within the timer tick (1 ms). */
+/* The longest the progress thread takes to look at a stalled transmit
+ * queue or an application's held ACKs. */
+#define UROCE_TICK_NS 1000000ull
 void uroce_engine_start_tick(struct uroce_engine *eng);
+void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
 
 /* 24-bit PSN arithmetic (IBTA 9.7.2): a - b as a signed distance. */
 static inline int32_t psn_diff(uint32_t a, uint32_t b)

@@ -49,6 +49,7 @@ struct uroce_sched_attr {
 
 enum {
 	DEFER_US = 200,              /* a deferral's length before a look */
+	LOOK_GAP_MAX_NS = 1000000,   /* quiet looks space out up to this (the timers' tick) */
 	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp.c) */
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
 	SPIN_POLLS = 8,              /* application polls between wake-ups: it spins */
@@ -212,7 +213,8 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 		return false;
 	eng->wasted_wakes = 0;
 	eng->watch = UROCE_WATCH_DEFERRED;
-	eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
+	eng->look_gap_ns = eng->poll_defer_ns;
+	eng->defer_check_ns = uroce_now_ns() + eng->look_gap_ns;
 	uroce_count(eng, UROCE_STAT_PROGRESS_DEFERRALS, 1);
 	return true;
 }
@@ -220,6 +222,21 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 bool uroce_poll_check_due(struct uroce_engine *eng)
 {
 	return uroce_now_ns() >= eng->defer_check_ns;
+}
+
+/* Will the progress thread look within NS, whatever comes?  Asked by
+ * application threads: the progress thread's own fields, read once. */
+bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns)
+{
+	return __atomic_load_n(&eng->watch, __ATOMIC_RELAXED) == UROCE_WATCH_DEFERRED &&
+	       __atomic_load_n(&eng->look_gap_ns, __ATOMIC_RELAXED) <= ns;
+}
+
+uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
+{
+	uint64_t now = uroce_now_ns();
+
+	return eng->defer_check_ns > now ? eng->defer_check_ns - now : 0;
 }
 
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
@@ -234,7 +251,18 @@ bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 	 * resp.c): watch again. */
 	eng->looks_found = got ? eng->looks_found + 1 : 0;
 	if (app_polls_since(eng) && eng->looks_found < LOOKS_TO_REWATCH) {
-		eng->defer_check_ns = uroce_now_ns() + eng->poll_defer_ns;
+		/* A quiet look (polled, nothing waited) doubles the gap to the
+		 * next, up to the timers' tick; one that found packets starts
+		 * again from UROCE_DEFER_US.  Each look is a wake-up that
+		 * preempts a spinning thread on a busy machine: at every
+		 * 200 us, an ib_send_lat side's application thread was
+		 * preempted 5 000 times a second (docs/performance.md). */
+		if (got)
+			eng->look_gap_ns = eng->poll_defer_ns;
+		else if (eng->look_gap_ns < LOOK_GAP_MAX_NS)
+			eng->look_gap_ns = eng->look_gap_ns * 2 < LOOK_GAP_MAX_NS ?
+					   eng->look_gap_ns * 2 : LOOK_GAP_MAX_NS;
+		eng->defer_check_ns = uroce_now_ns() + eng->look_gap_ns;
 		return false;
 	}
 	eng->looks_found = 0;

@@ -206,8 +206,10 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by)
 	acks.n = 0;
 	acks.eng = NULL;
 	/* An application thread's holds: the progress thread looks on the
-	 * tick.  Its own: it times them itself (engine.c). */
-	if (held && by == UROCE_BURST_APP)
+	 * tick, or at its next look when it defers to polling applications
+	 * (a ping-pong's every poll holds one: a tick for each cost a
+	 * wake-up a millisecond).  Its own: it times them itself (engine.c). */
+	if (held && by == UROCE_BURST_APP && !uroce_poll_looks_within(eng, UROCE_TICK_NS))
 		uroce_engine_start_tick(eng);
 	if (held && by == UROCE_BURST_PROGRESS)
 		eng->progress_held = true;
