@@ -403,8 +403,11 @@ static void *progress_thread(void *arg)
 		int n;
 
 		atomic_store_explicit(&eng->loop_ns, uroce_now_ns(), memory_order_relaxed);
-		if (uroce_poll_deferred(eng) && wait > uroce_poll_look_in_ns(eng))
-			wait = uroce_poll_look_in_ns(eng);
+		if (uroce_poll_deferred(eng)) {
+			uint64_t look_in = uroce_poll_look_in_ns(eng);
+
+			wait = look_in < wait ? look_in : wait;
+		}
 		if (eng->progress_held) {
 			uint64_t held = uroce_resp_held_wait_ns(eng);
 

@@ -179,6 +179,16 @@ void uroce_poll_app_polled(struct uroce_engine *eng)
 	atomic_fetch_add_explicit(&eng->app_polls, 1, memory_order_relaxed);
 }
 
+/* The progress thread's watch and the gap to its next look, which
+ * application threads read too (uroce_poll_looks_within). */
+static void set_watch(struct uroce_engine *eng, enum uroce_watch watch, uint64_t gap_ns)
+{
+	__atomic_store_n(&eng->look_gap_ns, gap_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&eng->watch, watch, __ATOMIC_RELAXED);
+	if (watch == UROCE_WATCH_DEFERRED)
+		eng->defer_check_ns = uroce_now_ns() + gap_ns;
+}
+
 /* How often applications polled the wire since the last look.  (And look.) */
 static uint64_t app_polls_since(struct uroce_engine *eng)
 {
@@ -212,9 +222,7 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 	if (eng->wasted_wakes < DEFER_AFTER_WASTED)
 		return false;
 	eng->wasted_wakes = 0;
-	eng->watch = UROCE_WATCH_DEFERRED;
-	eng->look_gap_ns = eng->poll_defer_ns;
-	eng->defer_check_ns = uroce_now_ns() + eng->look_gap_ns;
+	set_watch(eng, UROCE_WATCH_DEFERRED, eng->poll_defer_ns);
 	uroce_count(eng, UROCE_STAT_PROGRESS_DEFERRALS, 1);
 	return true;
 }
@@ -257,15 +265,16 @@ bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 		 * preempts a spinning thread on a busy machine: at every
 		 * 200 us, an ib_send_lat side's application thread was
 		 * preempted 5 000 times a second (docs/performance.md). */
+		uint64_t gap = eng->look_gap_ns;
+
 		if (got)
-			eng->look_gap_ns = eng->poll_defer_ns;
-		else if (eng->look_gap_ns < LOOK_GAP_MAX_NS)
-			eng->look_gap_ns = eng->look_gap_ns * 2 < LOOK_GAP_MAX_NS ?
-					   eng->look_gap_ns * 2 : LOOK_GAP_MAX_NS;
-		eng->defer_check_ns = uroce_now_ns() + eng->look_gap_ns;
+			gap = eng->poll_defer_ns;
+		else if (gap < LOOK_GAP_MAX_NS)
+			gap = gap * 2 < LOOK_GAP_MAX_NS ? gap * 2 : LOOK_GAP_MAX_NS;
+		set_watch(eng, UROCE_WATCH_DEFERRED, gap);
 		return false;
 	}
 	eng->looks_found = 0;
-	eng->watch = UROCE_WATCH_PROGRESS;
+	set_watch(eng, UROCE_WATCH_PROGRESS, eng->look_gap_ns);
 	return true;
 }
