@@ -17,10 +17,9 @@
  *   covers up to ssthresh (slow start), then by one packet per window of
  *   ACKs (additive increase), never beyond the QP's largest window:
  *   UROCE_WINDOW_KB (default 1 MiB) of path MTU packets;
- * - a PSN sequence NAK or a lost READ/atomic response halves it
- *   (multiplicative decrease), at most once per window of packets; an
- *   early resend (tail-loss probe: nothing acknowledged for 4 round trips)
- *   does not, since 2026-11-28: most were spurious (req.c);
+ * - a PSN sequence NAK, a lost READ/atomic response or an early resend
+ *   (tail-loss probe: nothing acknowledged for 4 round trips) halves it
+ *   (multiplicative decrease), at most once per window of packets;
  * - a local ACK timeout drops it to CC_MIN.
  *
  * The window stays within [floor, share], where share is the QP's part of

@@ -513,10 +513,7 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
 		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, from, qe->probes));
-		/* No window decrease: a probe is no sign of loss yet (RFC 8985
-		 * 7.4), and on a loaded host most are spurious, the peer's ACK
-		 * merely late.  A loss it reveals comes back as a sequence NAK,
-		 * which decreases the window (comp.c). */
+		uroce_cc_loss(qe, false);
 		uroce_req_rewind(qp, from);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
