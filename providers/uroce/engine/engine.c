@@ -431,7 +431,7 @@ static void *progress_thread(void *arg)
 			 * while. */
 			if (uroce_poll_after_wake(eng, handed_over ? 0 : got))
 				progress_watch(eng, false);
-		} else if (uroce_poll_deferred(eng) && uroce_poll_check_due(eng)) {
+		} else if (uroce_poll_deferred(eng) && uroce_poll_look_in_ns(eng) == 0) {
 			/* Deferred: take what waits.  Packets nobody took, or no
 			 * application poll since the last look: watch again. */
 			if (pthread_mutex_trylock(&eng->rx_lock) == 0) {

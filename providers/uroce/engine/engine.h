@@ -310,7 +310,6 @@ void uroce_poll_app_polled(struct uroce_engine *eng);
  * whether to watch again (the caller watches the fd again). */
 bool uroce_poll_deferred(const struct uroce_engine *eng);
 bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
-bool uroce_poll_check_due(struct uroce_engine *eng);
 uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng);
 bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);

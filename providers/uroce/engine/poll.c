@@ -227,11 +227,6 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 	return true;
 }
 
-bool uroce_poll_check_due(struct uroce_engine *eng)
-{
-	return uroce_now_ns() >= eng->defer_check_ns;
-}
-
 /* Will the progress thread look within NS, whatever comes?  Asked by
  * application threads: the progress thread's own fields, read once. */
 bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns)
@@ -240,6 +235,7 @@ bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns)
 	       __atomic_load_n(&eng->look_gap_ns, __ATOMIC_RELAXED) <= ns;
 }
 
+/* How long until the deferred watch's next look; 0: it is due. */
 uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
 {
 	uint64_t now = uroce_now_ns();
