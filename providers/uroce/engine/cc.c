@@ -17,8 +17,9 @@
  *   covers up to ssthresh (slow start), then by one packet per window of
  *   ACKs (additive increase), never beyond the QP's largest window:
  *   UROCE_WINDOW_KB (default 1 MiB) of path MTU packets;
- * - a PSN sequence NAK, a lost READ/atomic response or an early resend
- *   (tail-loss probe: nothing acknowledged for 4 round trips) halves it
+ * - a PSN sequence NAK, a lost READ/atomic response or a second early
+ *   resend (tail-loss probe: nothing acknowledged for 4 round trips
+ *   after a first probe, which alone does not: req.c) halves it
  *   (multiplicative decrease), at most once per window of packets;
  * - a local ACK timeout drops it to CC_MIN.
  *

@@ -40,7 +40,8 @@ static uint32_t unacked(const struct uroce_qp_eng *qe)
  * 9.7.5.1.2), only the local ACK timeout helps: 67 ms at perftest's
  * timeout 14, which at a few percent loss dominates everything.  So when
  * nothing has been acknowledged for a few round trips (at least 4 ms, a
- * scheduler tick: on a busy host the peer may simply not have run yet),
+ * scheduler tick: on a busy host the peer may simply not have run yet;
+ * and only once a round trip has been measured: restart_timer),
  * the requester resends early (probe_from), as a timeout would, but
  * without using up retry_cnt: the ACK timeout still runs and alone
  * decides that retries are exhausted.  At most PROBES_MAX early resends
@@ -82,7 +83,13 @@ void uroce_req_restart_timer(struct uroce_qp *qp)
 	qe->probe_ns = 0;
 	if (uroce_qp_type_rc(qp->vqp.qp.qp_type) && unacked(qe) && t) {
 		qe->deadline_ns = now + t;
-		if (probe_delay_ns(qe) * 2 <= t)
+		/* No probe before the QP's first round-trip sample, as TCP
+		 * waits for the RTO then (Linux's tcp_schedule_loss_probe).
+		 * The first ACKs of many QPs that start at once queue behind
+		 * each other's first windows: at -q 128 on lo, which lost
+		 * nothing, nearly every probe came before its QP's first
+		 * sample (docs/performance.md). */
+		if (qe->srtt_ns && probe_delay_ns(qe) * 2 <= t)
 			qe->probe_ns = now + probe_delay_ns(qe);
 	} else {
 		qe->deadline_ns = 0;
@@ -513,7 +520,14 @@ void uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		qe->probe_ns = ++qe->probes < PROBES_MAX ? now + probe_delay_ns(qe) : 0;
 		uroce_count(qe->eng, UROCE_STAT_TAIL_PROBES, 1);
 		UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RETX_PROBE, from, qe->probes));
-		uroce_cc_loss(qe, false);
+		/* Only the second probe, the go-back to una, decreases the
+		 * window.  The first is no sign of loss yet (RFC 8985 7.4): on
+		 * a busy receiver most are spurious, answered by a duplicate's
+		 * ACK; a loss it reveals comes back as a sequence NAK, which
+		 * decreases the window (comp.c).  A second means the first
+		 * brought no progress: a lost NAK or resend, or a lost probe. */
+		if (qe->probes >= PROBES_MAX)
+			uroce_cc_loss(qe, false);
 		uroce_req_rewind(qp, from);
 		qe->probe_ackreq = true;
 		uroce_req_progress(qp);
