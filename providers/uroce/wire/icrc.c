@@ -225,40 +225,76 @@ uint32_t roce_icrc_ids_delta(struct roce_icrc_ids *ids, uint16_t id_xor)
 	return d;
 }
 
-enum { ID_BITS = 16, UNKNOWNS = ID_BITS + 1 };
+enum { ID_BITS = 16, UNKNOWNS = ID_BITS + 1, SOLVER_SIZES = 4 };
 
-/* Solve D = sum of x_k * F[k] over GF(2); the x bits, or -1. */
-static long solve(const uint32_t f[UNKNOWNS], uint32_t d)
-{
+/* Solving D = sum of x_k * F[k] over GF(2) for the ID and DF bits x of
+ * packets of one size: the F[k] (what each bit changes) in echelon form,
+ * each row with the bits x it combines.  They depend only on the size and
+ * cost ~1 us to work out; an rxe peer's packets (IDs that count up) each
+ * need them, so each thread keeps them for its last SOLVER_SIZES sizes. */
+struct id_solver {
+	uint32_t len;                /* BTH ... before the ICRC; 0: unused */
+	int rank;
 	uint32_t vec[UNKNOWNS], comb[UNKNOWNS], pivot[UNKNOWNS];
-	int rank = 0;
+};
+static __thread struct id_solver solvers[SOLVER_SIZES];
+static __thread unsigned int solvers_next;
 
+static void solver_init(struct id_solver *s, uint32_t len)
+{
+	/* Bytes covered after the IP ID (offset 4 of the IP header, after the
+	 * 8-byte pseudo LRH) and after the flags/fragment field (offset 6). */
+	uint32_t covered = 8 + 20 + sizeof(struct roce_udp) + len;
+	uLong op_id = crc32_combine_gen(covered - 8 - 6);
+	uLong op_df = crc32_combine_gen(covered - 8 - 8);
+
+	s->len = len;
+	s->rank = 0;
 	for (int k = 0; k < UNKNOWNS; k++) {
-		uint32_t v = f[k], c = 1u << k;
+		uint32_t v = k < ID_BITS ? field_delta(1u << k, op_id) : field_delta(0x4000, op_df);
+		uint32_t c = 1u << k;
 
-		for (int i = 0; i < rank; i++)
-			if (v & pivot[i]) {
-				v ^= vec[i];
-				c ^= comb[i];
+		for (int i = 0; i < s->rank; i++)
+			if (v & s->pivot[i]) {
+				v ^= s->vec[i];
+				c ^= s->comb[i];
 			}
 		if (!v)
 			continue;
-		pivot[rank] = v & -v;
-		vec[rank] = v;
-		comb[rank++] = c;
+		s->pivot[s->rank] = v & -v;
+		s->vec[s->rank] = v;
+		s->comb[s->rank++] = c;
 	}
+}
+
+static const struct id_solver *solver_of_size(uint32_t len)
+{
+	struct id_solver *s;
+
+	for (int i = 0; i < SOLVER_SIZES; i++)
+		if (solvers[i].len == len)
+			return &solvers[i];
+	s = &solvers[solvers_next++ % SOLVER_SIZES];
+	solver_init(s, len);
+	return s;
+}
+
+/* The x bits that change the CRC by D, or -1. */
+static long solve(const struct id_solver *s, uint32_t d)
+{
 	uint32_t x = 0;
-	for (int i = 0; i < rank; i++)
-		if (d & pivot[i]) {
-			d ^= vec[i];
-			x ^= comb[i];
+
+	for (int i = 0; i < s->rank; i++)
+		if (d & s->pivot[i]) {
+			d ^= s->vec[i];
+			x ^= s->comb[i];
 		}
 	return d ? -1 : (long)x;
 }
 
 int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len)
 {
-	uint32_t want, got, f[UNKNOWNS], covered;
+	uint32_t want, got;
 	bool unknown = net->family != AF_INET6 && net->id_unknown;
 	long x;
 
@@ -277,16 +313,8 @@ int roce_icrc_check(struct roce_net *net, const uint8_t *buf, uint32_t len)
 	}
 	if (!unknown)
 		return ROCE_E_ICRC;
-	/* Bytes covered after the IP ID (offset 4 of the IP header, after the
-	 * 8-byte pseudo LRH) and after the flags/fragment field (offset 6). */
-	covered = 8 + 20 + sizeof(struct roce_udp) + len;
-	uLong op_id = crc32_combine_gen(covered - 8 - 6);
-	uLong op_df = crc32_combine_gen(covered - 8 - 8);
-	for (int k = 0; k < ID_BITS; k++)
-		f[k] = field_delta(1u << k, op_id);
-	f[ID_BITS] = field_delta(0x4000, op_df);
 	/* X says which bits differ from the guess tried above (ID, DF set) */
-	x = solve(f, got ^ want);
+	x = solve(solver_of_size(len), got ^ want);
 	if (x < 0)
 		return ROCE_E_ICRC;
 	net->ip_id ^= x & 0xffff;
