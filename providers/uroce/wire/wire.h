@@ -203,23 +203,13 @@ uint32_t roce_write_outer(uint8_t *buf, uint32_t cap, const struct roce_net *net
 uint32_t roce_icrc(const struct roce_net *net, const uint8_t *hdr, uint32_t hdrlen,
 		   const struct iovec *payload, int n, uint32_t padlen);
 
-/* What changing the IPv4 ID does to the ICRC: the CRC is affine in the ID
- * bits, so a change of the ID by ID_XOR changes the ICRC (as a number,
- * before it is stored little-endian) by roce_icrc_id_delta(MAP, ID_XOR),
- * where MAP = roce_icrc_id_map(LEN) for packets of LEN bytes (BTH ...
- * ICRC).  Lets a transport whose segmentation offload numbers the
- * segments (GSO gives segment k ID k) correct packets built for ID 0. */
-uint64_t roce_icrc_id_map(uint32_t len);
-uint32_t roce_icrc_id_delta(uint64_t map, uint16_t id_xor);
-/* The same for many IDs of one size: each ID bit's change is worked out
- * once (the deltas are linear in the ID bits) and kept in IDS. */
-struct roce_icrc_ids {
-	uint64_t map;
-	uint32_t have;               /* bits of bit[] worked out */
-	uint32_t bit[16];
-};
-void roce_icrc_ids_init(struct roce_icrc_ids *ids, uint32_t len);
-uint32_t roce_icrc_ids_delta(struct roce_icrc_ids *ids, uint16_t id_xor);
+/* What changing the IPv4 ID by ID_XOR does to the ICRC of a packet of LEN
+ * bytes (BTH ... ICRC): the CRC is affine in the ID bits, so the ICRC (as
+ * a number, before it is stored little-endian) changes by this XOR.  Lets
+ * a transport whose segmentation offload numbers the segments (GSO gives
+ * segment k ID k) correct packets built for ID 0.  Each bit's change is
+ * worked out once per size and kept by the calling thread. */
+uint32_t roce_icrc_id_fix(uint32_t len, uint16_t id_xor);
 
 /* Check the ICRC of BUF[LEN] (BTH ... ICRC) received with NET's fields.
  * When NET->id_unknown (IPv4 through a UDP socket, which does not reveal
