@@ -24,6 +24,11 @@ impaired_pair_with_devices() {
 	wire=$(IMPAIR_KEEP_ORDER=$([ "${UROCE_TEST_TRANSPORT:-}" != xdp ] || echo "${XDP_RPS:-0}") "$IMPAIR" up $ID) || fail "impair up"
 	echo "$wire"
 	eval "$wire"   # A B W IF_A IF_B ADDR_A ADDR_B
+	# A program started before linkwatch marks the ends up finds its
+	# port DOWN ("Couldn't set the link layer": FAULTS_ONLY=rdatomic,
+	# whose first case starts at once).
+	wait_oper_up $A $IF_A
+	wait_oper_up $B $IF_B
 	WIRE_TRANSPORT_A=${ta:-udp} WIRE_TRANSPORT_B=${tb:-udp}
 	echo "devices: $2 in A (transport $WIRE_TRANSPORT_A), $3 in B (transport $WIRE_TRANSPORT_B)"
 	add_dev $2 $IF_A $A ${ta:+transport $ta}
