@@ -221,8 +221,11 @@ perf() {
 	xdp0=$(xdp_counts)
 	"$IMPAIR" set $ID $imp >/dev/null || fail "impair set $ID $imp"
 	# pair() fails the test: run it in a subshell (with its own
-	# cleanups) to go on with the next
-	if (_cleanups=(); trap _run_cleanups EXIT; pair "$name" $A fa $GID_A $B fb $GID_B $ADDR_A -- "$@"); then
+	# cleanups) to go on with the next.  UROCE_STATS=1: a failing case's
+	# output (which pair prints) ends with each side's counters and the
+	# state of any QP with work left.
+	if (export UROCE_STATS=1; _cleanups=(); trap _run_cleanups EXIT
+	    pair "$name" $A fa $GID_A $B fb $GID_B $ADDR_A -- "$@"); then
 		res=ok
 	else
 		res=FAIL
