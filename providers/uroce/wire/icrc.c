@@ -266,15 +266,15 @@ static __thread struct {
 
 static void solver_init(struct id_solver *s, uint32_t len)
 {
-	/* Bytes covered after the IP ID (offset 4 of the IP header, after the
-	 * 8-byte pseudo LRH) and after the flags/fragment field (offset 6). */
-	uint32_t covered = 8 + 20 + sizeof(struct roce_udp) + len;
-	uLong op_id = crc32_combine_gen(covered - 8 - 6);
-	uLong op_df = crc32_combine_gen(covered - 8 - 8);
+	/* The ID bits' changes are roce_icrc_id_fix's; DF's: the bytes
+	 * covered after the flags/fragment field (offset 6 of the IP header)
+	 * move its change. */
+	uLong op_df = crc32_combine_gen(20 - 8 + sizeof(struct roce_udp) + len);
 
 	s->rank = 0;
 	for (int k = 0; k < UNKNOWNS; k++) {
-		uint32_t v = k < ID_BITS ? field_delta(1u << k, op_id) : field_delta(0x4000, op_df);
+		uint32_t v = k < ID_BITS ? roce_icrc_id_fix(len + ROCE_ICRC_LEN, (uint16_t)(1u << k)) :
+					   field_delta(0x4000, op_df);
 		uint32_t c = 1u << k;
 
 		for (int i = 0; i < s->rank; i++)
