@@ -48,6 +48,21 @@
  * UROCE_CC=0 turns both off (every QP keeps its largest window), for
  * comparison.
  *
+ * Bursts: a QP with packets in flight sends again only once its window
+ * has room for a burst, UROCE_BURST_KB (32 KiB, at most half the window;
+ * 0: no such wait), and a window of two bursts or more is a whole number
+ * of them.  Each ACK opens the window by what it acknowledged, and each
+ * pass sends that much at once: one GSO datagram per message fragment.
+ * So bursts keep their size from one round trip to the next, and nothing
+ * joins two small ones again.  With 128 QPs over a veth (1 KiB packets,
+ * windows of 128), the bursts fell apart once the first QPs finished:
+ * each time the share grew by a packet, every burst after it started in
+ * the middle of a message.  Datagrams went from 31 to 14 packets, and the
+ * transfer slowed from 14 to 10 Gbit/s halfway through a run.  No ACK is
+ * lost to the wait: the last packet of every pass asks for one (the
+ * packet that fills the window, or the last of a message), and the QP's
+ * timers run as before (docs/performance.md, "Bursts").
+ *
  * ACK clocking of posts: a WQE posted to an RC QP that has packets
  * unacknowledged waits for the next response (or timer) of that QP, whose
  * handler sends everything the window allows in one transport call; a
@@ -120,10 +135,25 @@ static void cc_start(struct uroce_qp_eng *qe)
 	qe->cc_recover_psn = qe->una_psn;
 }
 
+/* The burst of QE, in packets: UROCE_BURST_KB (default 32; 0: none) of
+ * its path MTU. */
+static uint32_t cc_burst(const struct uroce_qp_eng *qe)
+{
+	static int64_t bytes = -1;
+
+	if (bytes < 0) {
+		const char *v = getenv("UROCE_BURST_KB");
+		long kb = v && *v ? strtol(v, NULL, 10) : 32;
+
+		bytes = (int64_t)(kb > 0 ? kb : 0) << 10;
+	}
+	return (uint32_t)((uint64_t)bytes / uroce_qp_mtu(qe));
+}
+
 uint32_t uroce_cc_window(struct uroce_qp_eng *qe)
 {
 	int busy = atomic_load_explicit(&qe->eng->armed, memory_order_relaxed);
-	uint32_t share, floor, w, max = cc_max(qe);
+	uint32_t share, floor, w, burst, max = cc_max(qe);
 
 	if (!cc_enabled())
 		return max;
@@ -146,6 +176,11 @@ uint32_t uroce_cc_window(struct uroce_qp_eng *qe)
 		w = floor;
 	if (w > share)
 		w = share;
+	/* In whole bursts: a share that moves by a packet as other QPs start
+	 * and finish would cut every burst after it in two. */
+	burst = cc_burst(qe);
+	if (burst && w >= 2 * burst)
+		w -= w % burst;
 	return w < CC_MIN ? CC_MIN : w;
 }
 
@@ -179,6 +214,17 @@ void uroce_cc_loss(struct uroce_qp_eng *qe, bool severe)
 	qe->ssthresh = qe->cwnd / 2 < CC_MIN * CC_UNIT ? CC_MIN * CC_UNIT : qe->cwnd / 2;
 	qe->cwnd = severe ? CC_MIN * CC_UNIT : qe->ssthresh;
 	uroce_count(qe->eng, UROCE_STAT_CC_DECREASES, 1);
+}
+
+bool uroce_cc_burst_waits(const struct uroce_qp_eng *qe, uint32_t unacked)
+{
+	uint32_t burst = cc_burst(qe);
+
+	if (!unacked || unacked >= qe->win)
+		return false;
+	if (burst > qe->win / 2)
+		burst = qe->win / 2;
+	return qe->win - unacked < burst;
 }
 
 bool uroce_cc_post_waits(const struct uroce_qp *qp)

@@ -332,6 +332,7 @@ uint32_t uroce_cc_window(struct uroce_qp_eng *qe);
 void uroce_cc_progress(struct uroce_qp_eng *qe);
 void uroce_cc_loss(struct uroce_qp_eng *qe, bool severe);
 bool uroce_cc_post_waits(const struct uroce_qp *qp);
+bool uroce_cc_burst_waits(const struct uroce_qp_eng *qe, uint32_t unacked);
 
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
 struct roce_pkt;

@@ -374,6 +374,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 	/* One window for the whole pass: the packet that fills it is the one
 	 * that asked for an ACK, even if other QPs change the share meanwhile. */
 	qe->win = uroce_cc_window(qe);
+	/* Too little room for a burst: the next ACK opens more (cc.c). */
+	if (uroce_qp_type_rc(type) && uroce_cc_burst_waits(qe, unacked(qe)))
+		return;
 	sent_from = qe->sq_next;
 	uroce_mem_lock(qp);
 	uroce_tx_begin(qe->eng);
