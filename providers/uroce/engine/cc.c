@@ -51,10 +51,10 @@
  * Bursts: a QP with packets in flight sends again only once its window
  * has room for a burst, UROCE_BURST_KB (32 KiB, at most half the window;
  * 0: no such wait), and a window of two bursts or more is a whole number
- * of them.  Each ACK opens the window by what it acknowledged, and each
- * pass sends that much at once: one GSO datagram per message fragment.
- * So bursts keep their size from one round trip to the next, and nothing
- * joins two small ones again.  With 128 QPs over a veth (1 KiB packets,
+ * of them.  Why: each ACK opens the window by what it acknowledged, and
+ * the pass after it sends that much at once, so a burst keeps its size
+ * from one round trip to the next; without the wait nothing would join
+ * two small ones again.  With 128 QPs over a veth (1 KiB packets,
  * windows of 128), the bursts fell apart once the first QPs finished:
  * each time the share grew by a packet, every burst after it started in
  * the middle of a message.  Datagrams went from 31 to 14 packets, and the
