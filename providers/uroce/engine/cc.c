@@ -96,15 +96,15 @@ static int cc_enabled(void)
 	return on;
 }
 
-/* A size in bytes from environment variable NAME (in KiB), else DEF_KB KiB;
- * read once into *CACHE. */
-static uint64_t env_kb(const char *name, uint64_t def_kb, int64_t *cache)
+/* A size in bytes from environment variable NAME (in KiB, at least MIN_KB),
+ * else DEF_KB KiB; read once into *CACHE. */
+static uint64_t env_kb(const char *name, uint64_t def_kb, long min_kb, int64_t *cache)
 {
 	if (*cache < 0) {
 		const char *v = getenv(name);
-		long kb = v && *v ? strtol(v, NULL, 10) : 0;
+		long kb = v && *v ? strtol(v, NULL, 10) : -1;
 
-		*cache = (int64_t)(kb > 0 ? (uint64_t)kb : def_kb) << 10;
+		*cache = (int64_t)(kb >= min_kb ? (uint64_t)kb : def_kb) << 10;
 	}
 	return (uint64_t)*cache;
 }
@@ -114,7 +114,7 @@ static uint64_t cc_budget(void)
 {
 	static int64_t bytes = -1;
 
-	return env_kb("UROCE_INFLIGHT_KB", 16384, &bytes);
+	return env_kb("UROCE_INFLIGHT_KB", 16384, 1, &bytes);
 }
 
 /* The most QE may have unacknowledged, in packets: UROCE_WINDOW_KB of its
@@ -122,7 +122,7 @@ static uint64_t cc_budget(void)
 static uint32_t cc_max(const struct uroce_qp_eng *qe)
 {
 	static int64_t bytes = -1;
-	uint64_t pkts = env_kb("UROCE_WINDOW_KB", 1024, &bytes) / uroce_qp_mtu(qe);
+	uint64_t pkts = env_kb("UROCE_WINDOW_KB", 1024, 1, &bytes) / uroce_qp_mtu(qe);
 
 	return pkts < CC_FLOOR ? CC_FLOOR : pkts > UROCE_WINDOW_MAX ? UROCE_WINDOW_MAX : (uint32_t)pkts;
 }
@@ -141,13 +141,7 @@ static uint32_t cc_burst(const struct uroce_qp_eng *qe)
 {
 	static int64_t bytes = -1;
 
-	if (bytes < 0) {
-		const char *v = getenv("UROCE_BURST_KB");
-		long kb = v && *v ? strtol(v, NULL, 10) : 32;
-
-		bytes = (int64_t)(kb > 0 ? kb : 0) << 10;
-	}
-	return (uint32_t)((uint64_t)bytes / uroce_qp_mtu(qe));
+	return (uint32_t)(env_kb("UROCE_BURST_KB", 32, 0, &bytes) / uroce_qp_mtu(qe));
 }
 
 uint32_t uroce_cc_window(struct uroce_qp_eng *qe)
