@@ -176,6 +176,17 @@ def print_bounds(b, out=sys.stdout):
               f"{fmt(r['ratio']):>7}", file=out)
 
 
+def net_cpu(res, where, name, side):
+    """CPU seconds of one side of a measurement without the start-up of a
+    perftest pair (measured with 5 messages: bench/run.sh, pt_setup), and
+    that start-up (None where none was measured)."""
+    c = fig(res, where, name, "cpu_s_" + side)
+    setup = fig(res, where, name, "cpu_s_%s_setup" % side)
+    if c is None or setup is None:
+        return c, None
+    return max(c - setup, 0.0), setup
+
+
 def cpu_table(res):
     """One row per measurement and side: CPU seconds, per GB and per million
     messages moved (bytes and msgs as bench/run.sh recorded them)."""
@@ -187,9 +198,11 @@ def cpu_table(res):
                 c = fig(res, where, name, "cpu_s_" + side)
                 if c is None:
                     continue
+                net, setup = net_cpu(res, where, name, side)
                 rows.append(dict(where=where, name=name, side=side, cpu_s=c,
-                                 per_gb=c / (b / 1e9) if b else None,
-                                 per_mmsg=c / (m / 1e6) if m else None))
+                                 setup_s=setup, net_s=net,
+                                 per_gb=net / (b / 1e9) if b else None,
+                                 per_mmsg=net / (m / 1e6) if m else None))
     return rows
 
 
@@ -269,7 +282,7 @@ def xdp_vs_udp(res):
         rows.append(dict(figure=title, xdp=x, udp=u, ratio=x / u if x is not None and u else None,
                          error=res["xdp"].get(name, {}).get("error")))
         for side in ("server", "client"):
-            cx, cu = fig(res, "xdp", name, "cpu_s_" + side), fig(res, "veth", name, "cpu_s_" + side)
+            cx, cu = net_cpu(res, "xdp", name, side)[0], net_cpu(res, "veth", name, side)[0]
             mx, mu = fig(res, "xdp", name, "msgs"), fig(res, "veth", name, "msgs")
             if key == "mpps" and cx is not None and cu is not None and mx and mu:
                 a, b = cx / (mx / 1e6), cu / (mu / 1e6)
@@ -318,11 +331,13 @@ def print_xdp(rows, goals_, res, out=sys.stdout):
 
 
 def print_cpu(c, out=sys.stdout):
-    print("\n== CPU seconds per side (user + system of the process tree)", file=out)
-    print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'s/GB':>8} {'s/Mmsg':>8}", file=out)
+    print("\n== CPU seconds per side (user + system of the process tree); per GB and per "
+          "million messages after the start-up (perftest with 5 messages) is taken off", file=out)
+    print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'start':>7} {'s/GB':>8} "
+          f"{'s/Mmsg':>8}", file=out)
     for r in c:
         print(f"{r['where']:5} {r['name']:22} {r['side']:6} {r['cpu_s']:7.2f} "
-              f"{fmt(r['per_gb']):>8} {fmt(r['per_mmsg']):>8}", file=out)
+              f"{fmt(r['setup_s']):>7} {fmt(r['per_gb']):>8} {fmt(r['per_mmsg']):>8}", file=out)
 
 
 def main():

@@ -160,6 +160,7 @@ pt_run() {
 # pt_keep WHERE NAME KIND MSGS BYTES: record the run with the median figure.
 pt_keep() {
 	local where=$1 name=$2 kind=$3 msgs=$4 bytes=$5 f=$tmp/$1.$2 col=4 line all runs r
+	local tool=("${@:7}")
 	local lines=${PT_LINES[$where.$name]:-}
 	PT_LINES[$where.$name]=
 	[ -n "$lines" ] && [ -z "${PT_FAILED[$where.$name]:-}" ] || return 0
@@ -184,6 +185,35 @@ pt_keep() {
 	record $where $name cpu_s_client "$(cpu $f.c.cpu.$r)"
 	record $where $name bytes $bytes
 	record $where $name msgs $msgs
+	pt_setup $where $name "${tool[@]}"
+}
+
+# pt_setup WHERE NAME TOOL ARGS...: the CPU seconds of the same pair with 5
+# messages (-n 5), recorded as cpu_s_{server,client}_setup: what perftest
+# spends before and after its messages (it measures the CPU's speed by
+# spinning for about a quarter of a second, then opens the device, creates
+# the QPs and registers the buffers).  report.py takes them off before it
+# divides by the bytes and messages moved.
+pt_setup() {
+	local where=$1 name=$2 f=$tmp/$1.$2.setup args=() a
+	shift 2
+	while [ $# -gt 0 ]; do
+		a=$1
+		shift
+		if [ "$a" = -n ]; then
+			args+=(-n 5)
+			shift
+		else
+			args+=("$a")
+		fi
+	done
+	port=$((port + 1))
+	local common=(-d $DEV -F -p $port)
+	if pair_run $where $name.setup 120 tcp -- "$UROCE" run "${args[@]}" "${common[@]}" -x $SGID \
+			-- "$UROCE" run "${args[@]}" "${common[@]}" -x $CGID $SADDR; then
+		record $where $name cpu_s_server_setup "$(cpu $f.s.cpu)"
+		record $where $name cpu_s_client_setup "$(cpu $f.c.cpu)"
+	fi
 }
 
 uroce_all() {
