@@ -179,12 +179,13 @@ def print_bounds(b, out=sys.stdout):
 def net_cpu(res, where, name, side):
     """CPU seconds of one side of a measurement without the start-up of a
     perftest pair (measured with 5 messages: bench/run.sh, pt_setup), and
-    that start-up (None where none was measured)."""
+    that start-up (None where none was measured).  None where the start-up
+    measured as much as the whole run: the two cannot be told apart."""
     c = fig(res, where, name, "cpu_s_" + side)
     setup = fig(res, where, name, "cpu_s_%s_setup" % side)
     if c is None or setup is None:
         return c, None
-    return max(c - setup, 0.0), setup
+    return (c - setup if c > setup else None), setup
 
 
 def cpu_table(res):
@@ -201,8 +202,8 @@ def cpu_table(res):
                 net, setup = net_cpu(res, where, name, side)
                 rows.append(dict(where=where, name=name, side=side, cpu_s=c,
                                  setup_s=setup, net_s=net,
-                                 per_gb=net / (b / 1e9) if b else None,
-                                 per_mmsg=net / (m / 1e6) if m else None))
+                                 per_gb=net / (b / 1e9) if b and net is not None else None,
+                                 per_mmsg=net / (m / 1e6) if m and net is not None else None))
     return rows
 
 
@@ -332,7 +333,8 @@ def print_xdp(rows, goals_, res, out=sys.stdout):
 
 def print_cpu(c, out=sys.stdout):
     print("\n== CPU seconds per side (user + system of the process tree); per GB and per "
-          "million messages after the start-up (perftest with 5 messages) is taken off", file=out)
+          "million messages without a bandwidth run's start-up (perftest with 5 messages; "
+          "'-' where it measured as much as the run); a ping-pong spins on both sides", file=out)
     print(f"{'where':5} {'measurement':22} {'side':6} {'cpu s':>7} {'start':>7} {'s/GB':>8} "
           f"{'s/Mmsg':>8}", file=out)
     for r in c:
