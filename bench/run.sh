@@ -223,24 +223,23 @@ pt_setup() {
 # between two minutes, and a peer measured once, a minute before uroce,
 # could fall in the other mode.
 lat_all() {
-	local w=$1 r m t
+	local r
 	for ((r = 0; r < ${LAT_RUNS:-3}; r++)); do
-		if [ $w != xdp ]; then
-			for m in ping hop two; do
-				udp_lat_run $w $m
-			done
-		fi
-		for t in send write read; do
-			pt_run $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000
-		done
+		lat_step $1 run
 	done
+	lat_step $1 keep
+}
+
+# lat_step WHERE run|keep: one round of every latency, or keep their medians.
+lat_step() {
+	local w=$1 step=$2 m t
 	if [ $w != xdp ]; then
 		for m in ping hop two; do
-			udp_lat_keep $w $m
+			udp_lat_$step $w $m
 		done
 	fi
 	for t in send write read; do
-		pt_keep $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000
+		pt_$step $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000
 	done
 }
 
