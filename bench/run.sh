@@ -168,6 +168,10 @@ pt_keep() {
 	runs=$(printf '%s' "$lines" | grep -c .)
 	line=$(printf '%s' "$lines" | sort -g -k$((col + 1)),$((col + 1)) | sed -n "$(( (runs + 1) / 2 ))p")
 	all="(median of: $(printf '%s' "$lines" | awk -v c=$((col + 1)) '{ printf "%s ", $c }'))"
+	if [ -n "${KEEP_ROUND:-}" ]; then
+		line=$(printf '%s' "$lines" | sed -n "$((KEEP_ROUND + 1))p")
+		all="(round $((KEEP_ROUND + 1)) of: $(printf '%s' "$lines" | awk -v c=$((col + 1)) '{ printf "%s ", $c }'))"
+	fi
 	set -- $line
 	r=$1
 	shift
@@ -218,16 +222,31 @@ pt_setup() {
 }
 
 # lat_all WHERE: the latencies, uroce's and (except on xdp, whose peers
-# are the veth's) the UDP ping-pongs', LAT_RUNS (3) rounds of each in turn,
-# each keeping its median: this VM's kernel paths changed speed by x1.3
-# between two minutes, and a peer measured once, a minute before uroce,
-# could fall in the other mode.
+# are the veth's) the UDP ping-pongs', LAT_RUNS (3) rounds of each in turn.
+# This VM's kernel paths change speed by x1.3 from one minute, even one
+# round, to the next: a peer measured once, a minute before uroce, could
+# fall in the other mode, and so could medians taken apart (one run: the
+# ping-pong's median from a fast round, ib_send_lat's from a slow one,
+# 1.90 where the rounds' own ratios were 1.61, 1.97 and 1.56).  So every
+# figure is kept from one round: the one whose ib_send_lat / ping-pong
+# ratio is the median.  Where a run failed, or on xdp, each figure keeps
+# its own median.
 lat_all() {
-	local r
-	for ((r = 0; r < ${LAT_RUNS:-3}; r++)); do
-		lat_step $1 run
+	local w=$1 r n=${LAT_RUNS:-3} KEEP_ROUND=
+	for ((r = 0; r < n; r++)); do
+		lat_step $w run
 	done
-	lat_step $1 keep
+	if [ $w != xdp ] && [ "$(printf '%s' "${UDP_LINES[$w.ping]:-}" | grep -c .)" = $n ] &&
+	   [ "$(printf '%s' "${PT_LINES[$w.ib_send_lat]:-}" | grep -c .)" = $n ]; then
+		# Ping-pong lines: median p99; perftest's: round, then its row
+		# (bytes, iterations, t_min, t_max, t_typical, ...).
+		KEEP_ROUND=$(paste -d' ' <(printf '%s' "${UDP_LINES[$w.ping]}") \
+				<(printf '%s' "${PT_LINES[$w.ib_send_lat]}") |
+			     awk '$1 > 0 { print $8 / $1, $3 }' | sort -g |
+			     sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f2)
+		echo "  $w latencies: round $((KEEP_ROUND + 1)) of $n kept (its ib_send_lat / udp_ping is the median)"
+	fi
+	lat_step $w keep
 }
 
 # lat_step WHERE run|keep: one round of every latency, or keep their medians.
@@ -310,10 +329,14 @@ udp_lat_keep() {
 	lines=${UDP_LINES[$w.$m]:-}
 	[ -n "$lines" ] && [ -z "${UDP_FAILED[$w.$m]:-}" ] || return 0
 	runs=$(printf '%s' "$lines" | grep -c .)
-	set -- $(printf '%s' "$lines" | sort -g -k1,1 | sed -n "$(( (runs + 1) / 2 ))p")
+	if [ -n "${KEEP_ROUND:-}" ]; then
+		set -- $(printf '%s' "$lines" | sed -n "$((KEEP_ROUND + 1))p")
+	else
+		set -- $(printf '%s' "$lines" | sort -g -k1,1 | sed -n "$(( (runs + 1) / 2 ))p")
+	fi
 	record $w udp_$m oneway_us $1
 	record $w udp_$m oneway_us_p99 $2
-	echo "  $w udp_$m 64 B: one way $1 us (median of: $(printf '%s' "$lines" | awk '{ printf "%s ", $1 }'))"
+	echo "  $w udp_$m 64 B: one way $1 us ($([ -n "${KEEP_ROUND:-}" ] && echo "round $((KEEP_ROUND + 1))" || echo median) of: $(printf '%s' "$lines" | awk '{ printf "%s ", $1 }'))"
 }
 
 udp_all() {
