@@ -121,7 +121,8 @@ pair_run() {
 # typical, before the scheduler had spread the spinning threads.  A
 # bandwidth is measured RUNS (1) times, the median Gbit/s kept.  The CPU
 # seconds recorded are the kept run's.  pt_run and pt_keep do the two
-# halves, for runs of two measurements taken in turn (uroce_all).
+# halves, for runs of measurements taken in turn (uroce_all, lat_all: the
+# latencies go through lat_all, in rounds with their UDP peers).
 declare -A PT_LINES PT_FAILED
 pt() {
 	local where=$1 name=$2 kind=$3 runs=${RUNS:-1} r
@@ -157,7 +158,8 @@ pt_run() {
 	PT_LINES[$where.$name]+="$r $(grep -E '^ *[0-9]+ +[0-9]+ ' "$f.c.out" | tail -1)"$'\n'
 }
 
-# pt_keep WHERE NAME KIND MSGS BYTES: record the run with the median figure.
+# pt_keep WHERE NAME KIND MSGS BYTES -- TOOL ARGS...: record the run with
+# the median figure, or round KEEP_ROUND (0, 1, ...) where lat_all set it.
 pt_keep() {
 	local where=$1 name=$2 kind=$3 msgs=$4 bytes=$5 f=$tmp/$1.$2 col=4 line all runs r
 	local tool=("${@:7}")
@@ -249,7 +251,7 @@ lat_all() {
 	lat_step $w keep
 }
 
-# lat_step WHERE run|keep: one round of every latency, or keep their medians.
+# lat_step WHERE run|keep: one round of every latency, or record the kept ones.
 lat_step() {
 	local w=$1 step=$2 m t
 	if [ $w != xdp ]; then
@@ -323,7 +325,8 @@ udp_lat_run() {
 	fi
 }
 
-# udp_lat_keep WHERE MODE: record the run with the median one-way time.
+# udp_lat_keep WHERE MODE: record the run with the median one-way time, or
+# round KEEP_ROUND where lat_all set it.
 udp_lat_keep() {
 	local w=$1 m=$2 lines runs
 	lines=${UDP_LINES[$w.$m]:-}
