@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "registry.h"
@@ -121,6 +122,28 @@ int main(void)
 	CHECK(stat(ibdev, &st) != 0, "pruned ibdev");
 	snprintf(buf, sizeof(buf), "%s/class/infiniband_verbs/uverbs7", sys);
 	CHECK(stat(buf, &st) != 0, "pruned uverbs7");
+
+	/* A file that holds its text is left alone (the same inode); one that
+	 * differs, even by a longer tail, is replaced. */
+	struct stat a, b;
+	snprintf(buf, sizeof(buf), "%s/same", root);
+	CHECK(uroce_write_file(buf, "text\n") == 0 && stat(buf, &a) == 0, "write new");
+	CHECK(uroce_write_file(buf, "text\n") == 0 && stat(buf, &b) == 0 && a.st_ino == b.st_ino,
+	      "same text: not rewritten");
+	CHECK(uroce_write_file(buf, "text") == 0 && stat(buf, &b) == 0 && a.st_ino != b.st_ino,
+	      "shorter text: rewritten");
+	char back[16];
+	CHECK(uroce_read_file(buf, back, sizeof(back)) == 4 && !memcmp(back, "text", 4),
+	      "shorter text read back");
+	CHECK(uroce_write_file(buf, "texts") == 0 && uroce_read_file(buf, back, sizeof(back)) == 5 &&
+	      !memcmp(back, "texts", 5), "longer text read back");
+
+	/* A symlink is replaced by a file even when its target holds the text. */
+	char link[PATH_MAX + 64];
+	snprintf(link, sizeof(link), "%s/link", root);
+	CHECK(symlink(buf, link) == 0, "symlink");
+	CHECK(uroce_write_file(link, "texts") == 0 && lstat(link, &b) == 0 && S_ISREG(b.st_mode),
+	      "symlink replaced by a file");
 
 	/* lo through libnl: real netlink */
 	struct uroce_netdev lo;
