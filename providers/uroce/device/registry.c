@@ -162,7 +162,7 @@ int uroce_write_file(const char *path, const char *text)
 
 	/* Every context open refreshes its port's files (tree.c), and
 	 * almost all hold what they held: rewriting them (a new inode and a
-	 * rename each) made ibv_devinfo take 32-38 ms instead of 5-7
+	 * rename each) made ibv_devinfo take 32-38 ms instead of 5-8
 	 * (docs/design.md, "Refreshing the GID table"). */
 	if (file_holds(path, text, len))
 		return 0;
