@@ -115,19 +115,17 @@ pair_run() {
 # ---- uroce: perftest ----------------------------------------------------------
 
 # pt WHERE NAME KIND MSGS BYTES -- TOOL ARGS...: perftest pair; KIND lat
-# (t_typical, t_avg, p99 in µs) or bw (Gbit/s, Mpps).  A latency is
-# measured LAT_RUNS (3) times and the run with the median typical kept: in
-# one run of three the first second of a ping-pong often ran at 5x its
-# typical, before the scheduler had spread the spinning threads.  A
-# bandwidth is measured RUNS (1) times, the median Gbit/s kept.  The CPU
-# seconds recorded are the kept run's.  pt_run and pt_keep do the two
-# halves, for runs of measurements taken in turn (uroce_all, lat_all: the
-# latencies go through lat_all, in rounds with their UDP peers).
+# (t_typical, t_avg, p99 in µs) or bw (Gbit/s, Mpps).  A bandwidth is
+# measured RUNS (1) times, the median Gbit/s kept; the CPU seconds
+# recorded are the kept run's.  pt_run and pt_keep do the two halves, for
+# runs of measurements taken in turn (uroce_all's scale pair, and lat_all:
+# every latency, in rounds with its UDP peers, since in one run of three
+# the first second of a ping-pong often ran at 5x its typical, before the
+# scheduler had spread the spinning threads).
 declare -A PT_LINES PT_FAILED
 pt() {
-	local where=$1 name=$2 kind=$3 runs=${RUNS:-1} r
-	wanted "$name" || return 0
-	[ $kind = lat ] && runs=${LAT_RUNS:-3}
+	local runs=${RUNS:-1} r
+	wanted "$2" || return 0
 	for ((r = 0; r < runs; r++)); do
 		pt_run "$@" || return 0
 	done
