@@ -371,6 +371,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!qe || (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD) || qe->rnr_until_ns)
 		return;
+	/* Nothing to send: the pass after every ACK of a ping-pong. */
+	if (qe->sq_next == ring_prod(&qp->sq))
+		return;
 	/* One window for the whole pass: the packet that fills it is the one
 	 * that asked for an ACK, even if other QPs change the share meanwhile. */
 	qe->win = uroce_cc_window(qe);
