@@ -34,14 +34,6 @@ int uroce_debug;
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uroce_engine *engines;
 
-uint64_t uroce_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 void uroce_engine_wake(struct uroce_engine *eng)
 {
 	uint64_t one = 1;

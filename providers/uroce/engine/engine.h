@@ -242,6 +242,8 @@ struct uroce_engine *uroce_engine_get_dev(const char *devname, const char *netde
 /* Does the engine's transport serve local address GID (IPv4-mapped or IPv6)? */
 bool uroce_engine_has_addr(struct uroce_engine *eng, const uint8_t *gid);
 void uroce_engine_put(struct uroce_engine *eng);
+/* CLOCK_MONOTONIC in ns; inside this thread's transmit batch, the time it
+ * was first asked in the batch (pkt.c). */
 uint64_t uroce_now_ns(void);
 /* Keep the timer tick running for this QP while it has timers (qp->lock held). */
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);

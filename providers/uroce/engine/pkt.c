@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cm_mad.h"
@@ -115,6 +116,7 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 static __thread struct {
 	struct uroce_engine *eng;
 	int depth;
+	uint64_t now_ns;             /* the batch's clock, read at first use; 0: not yet */
 	unsigned int n;
 	size_t used;                 /* of bytes */
 	struct uroce_txpkt pkts[TXQ_MAX];
@@ -155,6 +157,33 @@ int uroce_tx_flush(void)
 	return ret;
 }
 
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * Inside a transmit batch the clock stands still: the time is read once,
+ * at its first use, and kept until the batch ends.  ib_send_lat's side
+ * read it 7.4 times a round trip (timers restarted on the request and on
+ * its ACK, the round-trip sample, the ACK hold), 5.4 with this, at 20 ns
+ * a read on this VM (docs/performance.md).  What the batch sends
+ * leaves at its end, later than the time kept: a timer set from it runs
+ * out that much sooner, a round-trip sample is that much longer; a
+ * batch lasts microseconds, the timers milliseconds.
+ */
+uint64_t uroce_now_ns(void)
+{
+	if (txq.depth <= 0)
+		return clock_ns();
+	if (!txq.now_ns)
+		txq.now_ns = clock_ns();
+	return txq.now_ns;
+}
+
 void uroce_tx_begin(struct uroce_engine *eng)
 {
 	if (txq.n && txq.eng != eng)
@@ -168,6 +197,7 @@ int uroce_tx_end(struct uroce_engine *eng)
 	(void)eng;
 	if (txq.depth > 0 && --txq.depth > 0)
 		return 0;
+	txq.now_ns = 0;
 	return txq.n ? uroce_tx_flush() : 0;
 }
 
