@@ -19,6 +19,8 @@
  * IPv4 DF and ID 0, the values the ICRC was computed for (see docs/wire.md).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,29 @@ static bool more_files(void)
 	return more;
 }
 
+/* Sockets are not all a process opens: the device's files (its GID table,
+ * read at each AV's modify) and netlink sockets fail on EMFILE too, with
+ * an error the program sees (ib_write_bw -q 512 failed a modify to RTR
+ * with EINVAL when one more socket, udp_txconn.c's, moved the limit from
+ * a socket to a file).  So the limit is raised once a socket's number
+ * comes within FD_HEADROOM of it, not only when a socket fails. */
+#define FD_HEADROOM 64
+
+static void keep_headroom(int fd)
+{
+	static _Atomic long soft = -1;
+	long lim = atomic_load_explicit(&soft, memory_order_relaxed);
+	struct rlimit rl;
+
+	if (lim < 0 || fd + FD_HEADROOM >= lim) {
+		if (lim >= 0 && fd + FD_HEADROOM >= lim)
+			more_files();
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+			atomic_store_explicit(&soft, rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
+					      (long)rl.rlim_cur, memory_order_relaxed);
+	}
+}
+
 /* What a receiving socket is asked for. */
 enum rx_opts {
 	RX_GRO = 1u << 0,        /* it takes coalesced datagrams */
@@ -105,6 +130,7 @@ static int rx_socket(int family, int reuse, unsigned int opts)
 		fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	keep_headroom(fd);
 	if (reuse)
 		setsockopt(fd, SOL_SOCKET, reuse, &one, sizeof(one));
 	if (family == AF_INET6) {
