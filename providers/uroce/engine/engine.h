@@ -56,6 +56,10 @@ struct uroce_engine {
 	_Atomic uint64_t held_since_ns; /* when the oldest of them was held */
 	uint64_t ack_hold_ns;        /* UROCE_ACK_HOLD_US: the longest hold */
 	bool progress_held;          /* the progress thread holds some of them */
+	/* pkt.c: per IPv4 source (address and port, hashed), the ID of its
+	 * last datagram and how far IDs moved between its last two (key 32
+	 * bits, ID 16, step 16): the first guess for the next datagram's. */
+	_Atomic uint64_t rx_id_guess[64];
 
 	/* The device's transport (transport/transport.h): all the engine
 	 * knows of the network. */

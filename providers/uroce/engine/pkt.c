@@ -356,19 +356,71 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 
 /* ---- receive ------------------------------------------------------------- */
 
+/*
+ * A socket transport does not see the IPv4 ID, which the ICRC covers: it
+ * says the packet's index in its coalesced datagram (rx->ip_id), and the
+ * check tries that first, then solves for the ID bits (wire/icrc.c, about
+ * as long again as the check).  A uroce peer sending unconnected writes
+ * ID 0; one sending through a connected socket (udp_txconn.c) counts up
+ * by one a datagram, as rxe counts by one a packet.  So the first guess
+ * is the source's last datagram's ID moved by its last step; a wrong one
+ * costs the solving, never a packet.
+ */
+static unsigned int id_slot(const struct uroce_rx *rx, uint32_t *key)
+{
+	uint32_t h = rx->src_port * 2654435761u;
+
+	for (int i = 12; i < 16; i++)
+		h = (h ^ rx->src_ip[i]) * 16777619u;
+	*key = h | 1;   /* never 0: an empty slot */
+	return h % (sizeof(((struct uroce_engine *)0)->rx_id_guess) / sizeof(uint64_t));
+}
+
+/* The guess for RX's ID (its index in its datagram on top). */
+static uint16_t id_guess(struct uroce_engine *eng, const struct uroce_rx *rx)
+{
+	uint32_t key;
+	uint64_t g = atomic_load_explicit(&eng->rx_id_guess[id_slot(rx, &key)],
+					  memory_order_relaxed);
+	uint16_t last = (uint16_t)(g >> 16), step = (uint16_t)g;
+
+	if ((uint32_t)(g >> 32) != key)
+		return rx->ip_id;
+	/* Index 0 starts a datagram; the others are segments of the last. */
+	return (uint16_t)(rx->ip_id ? last + rx->ip_id : last + step);
+}
+
+/* RX's datagram had ID (its index taken off) */
+static void id_learn(struct uroce_engine *eng, const struct uroce_rx *rx, uint16_t id)
+{
+	uint32_t key;
+	_Atomic uint64_t *at = &eng->rx_id_guess[id_slot(rx, &key)];
+	uint64_t g = atomic_load_explicit(at, memory_order_relaxed);
+	uint16_t base = (uint16_t)(id - rx->ip_id), step = 0;
+
+	if ((uint32_t)(g >> 32) == key)
+		step = rx->ip_id ? (uint16_t)g : (uint16_t)(base - (uint16_t)(g >> 16));
+	atomic_store_explicit(at, (uint64_t)key << 32 | (uint32_t)base << 16 | step,
+			      memory_order_relaxed);
+}
+
 int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct roce_pkt *p)
 {
 	struct roce_net net;
 	int r;
 
+	bool guess = !rx->ip_id_exact && rx->family == AF_INET;
+
 	roce_net_from_socket(&net, rx->family, rx->src_ip, rx->dst_ip, rx->src_port, rx->dst_port);
-	net.ip_id = rx->ip_id;
+	net.ip_id = guess ? id_guess(eng, rx) : rx->ip_id;
 	net.id_unknown = !rx->ip_id_exact;
 	if (rx->ip_id_exact)
 		net.df = rx->df;
 	r = roce_parse(rx->buf, rx->len, p);
 	if (r == ROCE_OK)
 		r = roce_icrc_check(&net, rx->buf, rx->len);
+	if (r == ROCE_OK && guess)
+		id_learn(eng, rx, net.ip_id);
 	if (trace || uroce_tracing) {
 		struct iovec v = { rx->buf, rx->len };
 
