@@ -169,6 +169,27 @@ static int bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifin
 	return fd;
 }
 
+/* What a sending socket is set to: DF, so that the kernel writes IPv4 ID 0
+ * (unconnected) or counts its own (connected), as the ICRC assumes. */
+static void tx_options(int fd, int family)
+{
+	int pmtu = family == AF_INET ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
+
+	if (family == AF_INET)
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	else
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+}
+
+int udp_bound_socket(int family, const uint8_t *ip, uint16_t port, int ifindex)
+{
+	int fd = bound_socket(family, ip, port, ifindex, 0);
+
+	if (fd >= 0)
+		tx_options(fd, family);
+	return fd;
+}
+
 /* The uid of a socket bound to IP16:PORT in this namespace (from
  * /proc/net/udp[6], which prints each 32-bit word as the host reads it);
  * -1 if none is found. */
@@ -250,6 +271,7 @@ static void udp_close(struct uroce_xport *x)
 	if (x->fd >= 0)
 		close(x->fd);
 	udp_rx_fini(u);
+	udp_txconn_fini(u);
 	pthread_mutex_destroy(&u->conn_lock);
 	pthread_mutex_destroy(&u->tx_lock);
 	free(u->conns);
@@ -303,6 +325,21 @@ static uint16_t bound_port(int fd)
 		     ((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+int udp_sink_socket(void)
+{
+	static const uint8_t any[16];
+	int fd = rx_socket(AF_INET, 0, 0), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = bind_exclusive(fd, AF_INET, any, 0, (uint32_t)getpid() * 2654435761u);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 static int fwd_socket(int family, const uint8_t *ip16, int ifindex)
 {
 	int fd = rx_socket(family, 0, 0), ret;
@@ -337,7 +374,10 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	pthread_mutex_init(&u->tx_lock, NULL);
 	u->conns = calloc(UDP_MAX_CONN, sizeof(*u->conns));
 	u->x.fd = epoll_create1(EPOLL_CLOEXEC);
+	u->txconn_sink = -1;
 	ret = !u->conns ? -ENOMEM : u->x.fd < 0 ? -errno : udp_rx_init(u);
+	if (!ret)
+		ret = udp_txconn_init(u);
 	if (ret)
 		goto fail;
 	ret = uroce_netdev_query(u->netdev, &nd);
@@ -403,8 +443,6 @@ static int tx_lookup(struct udp_xport *u, int family, const uint8_t *ip, uint16_
 static int tx_add(struct udp_xport *u, int fd, int family, const uint8_t *ip, uint16_t port,
 		  bool exclusive)
 {
-	int pmtu;
-
 	/* Every RC/UC QP sends from a port of its own (A17.3.1 entropy, and
 	 * the peer steers by it): the table grows with the QPs.  A fixed 64
 	 * made QP 65 and later fail every send (issue 14: -q 128). */
@@ -419,13 +457,7 @@ static int tx_add(struct udp_xport *u, int fd, int family, const uint8_t *ip, ui
 		u->tx = t;
 		u->cap_tx = cap;
 	}
-	if (family == AF_INET) {
-		pmtu = IP_PMTUDISC_DO;
-		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-	} else {
-		pmtu = IPV6_PMTUDISC_DO;
-		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-	}
+	tx_options(fd, family);
 	u->tx[u->n_tx] = (struct udp_sock){ .fd = fd, .family = family, .port = port,
 					    .next = u->tx_by_port[port], .exclusive = exclusive };
 	memcpy(u->tx[u->n_tx].ip, ip, 16);

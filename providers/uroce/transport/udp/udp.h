@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * The udp transport's own state, shared by its three files: udp.c (sockets,
+ * The udp transport's own state, shared by its four files: udp.c (sockets,
  * open/close, steering, forwarding), udp_tx.c (send: GSO and sendmmsg),
- * udp_rx.c (receive: recvmmsg and GRO).
+ * udp_txconn.c (connected send sockets and their IPv4 IDs), udp_rx.c
+ * (receive: recvmmsg and GRO).
  */
 #ifndef UROCE_UDP_H
 #define UROCE_UDP_H
@@ -11,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "netdev.h"
@@ -55,6 +57,7 @@ struct udp_sock {
 };
 
 struct udp_rxstate;
+struct udp_txconn;
 
 struct udp_xport {
 	struct uroce_xport x;        /* first: what the engine sees */
@@ -81,6 +84,8 @@ struct udp_xport {
 	int *tx_by_port;             /* 65536: 1 + the first tx socket of each port, 0: none */
 
 	struct udp_rxstate *rx;      /* udp_rx.c */
+	struct udp_txconn *txconn;   /* udp_txconn.c: NULL when off */
+	int txconn_sink;             /* where its probes go; -1: none */
 };
 
 static inline struct udp_xport *to_udp(struct uroce_xport *x)
@@ -88,9 +93,35 @@ static inline struct udp_xport *to_udp(struct uroce_xport *x)
 	return (struct udp_xport *)x;
 }
 
+/* Do packets on A and B leave with the same addresses, ports and IP fields? */
+static inline bool udp_same_path(const struct uroce_path *a, const struct uroce_path *b)
+{
+	return a == b ||
+	       (a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
+		a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
+		a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
+		!memcmp(a->dst, b->dst, 16));
+}
+
 /* udp.c */
 /* The socket packets from (FAMILY, IP, PORT) leave through; made on first use. */
 int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
+/* A socket of this process alone on port 32768..49151 of every IPv4
+ * address, out of the QPs' source ports; its fd or -errno. */
+int udp_sink_socket(void);
+/* A new sending socket bound and set as those are; its fd or -errno. */
+int udp_bound_socket(int family, const uint8_t *ip, uint16_t port, int ifindex);
+
+/* udp_txconn.c: a path's own socket, connected (IPv4 unicast) */
+int udp_txconn_init(struct udp_xport *u);
+void udp_txconn_fini(struct udp_xport *u);
+/* P's connected socket, locked, with its next IPv4 ID known; NULL: send
+ * unconnected.  Every datagram sent through it takes one ID. */
+struct udp_txconn *udp_txconn_lock(struct udp_xport *u, const struct uroce_path *p);
+int udp_txconn_fd(const struct udp_txconn *c);
+uint16_t udp_txconn_next_id(const struct udp_txconn *c);
+/* DATAGRAMS left; FAILED: a send failed, which may have taken an ID. */
+void udp_txconn_unlock(struct udp_txconn *c, unsigned int datagrams, bool failed);
 
 /* udp_tx.c */
 int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n);

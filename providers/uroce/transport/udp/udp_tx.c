@@ -11,11 +11,13 @@
  *
  * The IPv4 ID: Linux writes ID 0 on a DF datagram from an unconnected
  * socket and numbers GSO segments on from it, so segment k carries ID k.
- * The engine computed every ICRC for ID 0; segment k's is corrected here,
- * in place (the CRC is affine in the ID bits: wire/icrc.c).  IPv6 has no
- * ID.  Pieces that follow one another in memory go to the kernel as one
- * iovec: the engine writes small packets one after the other, so a run of
- * them is one piece however many packets it holds.
+ * A connected socket (udp_txconn.c) writes its next ID instead, one per
+ * datagram, and its segments count on from that.  The engine computed
+ * every ICRC for ID 0; each packet's is corrected here, in place (the CRC
+ * is affine in the ID bits: wire/icrc.c).  IPv6 has no ID.  Pieces that
+ * follow one another in memory go to the kernel as one iovec: the engine
+ * writes small packets one after the other, so a run of them is one piece
+ * however many packets it holds.
  */
 #include <endian.h>
 #include <errno.h>
@@ -46,15 +48,6 @@ static __thread struct {
 	uint32_t fixed[UDP_BURST];              /* what each packet's ICRC was XORed with */
 } tb;
 
-static bool same_path(const struct uroce_path *a, const struct uroce_path *b)
-{
-	return a == b ||
-	       (a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
-		a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
-		a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
-		!memcmp(a->dst, b->dst, 16));
-}
-
 static bool same_socket(const struct uroce_path *a, const struct uroce_path *b)
 {
 	return a == b || (a->family == b->family && a->sport == b->sport &&
@@ -70,7 +63,7 @@ static unsigned int run_length(struct udp_xport *u, const struct uroce_txpkt *pk
 
 	if (!__atomic_load_n(&u->gso, __ATOMIC_RELAXED) || seg > u->x.caps.max_payload)
 		return 1;
-	while (k < n && k < GSO_MAX_SEGS && same_path(pkts[k].path, pkts[0].path) &&
+	while (k < n && k < GSO_MAX_SEGS && udp_same_path(pkts[k].path, pkts[0].path) &&
 	       pkts[k].len <= seg && bytes + pkts[k].len <= GSO_MAX_BYTES &&
 	       iovs + pkts[k].iovcnt <= iov_room) {
 		bytes += pkts[k].len;
@@ -93,17 +86,23 @@ static void icrc_xor(const struct uroce_txpkt *p, uint32_t x)
 	memcpy(at, &crc, 4);
 }
 
-/* Append packet P, segment K of its datagram, to IOV[0..*USED), joining
- * pieces that follow one another in memory; *FIXED: what its ICRC was
- * corrected by. */
-static void put_segment(const struct uroce_txpkt *p, unsigned int k, struct iovec *iov,
-			unsigned int *used, uint32_t *fixed)
+/* Correct P's ICRC for the IPv4 ID it leaves with; *FIXED: by what. */
+static void fix_id(const struct uroce_txpkt *p, uint16_t id, uint32_t *fixed)
 {
 	*fixed = 0;
-	if (k > 0 && p->path->family == AF_INET) {
-		*fixed = roce_icrc_id_fix(p->len, (uint16_t)k);
+	if (id && p->path->family == AF_INET) {
+		*fixed = roce_icrc_id_fix(p->len, id);
 		icrc_xor(p, *fixed);
 	}
+}
+
+/* Append packet P, which leaves with ID, to IOV[0..*USED), joining pieces
+ * that follow one another in memory; *FIXED: what its ICRC was corrected
+ * by. */
+static void put_segment(const struct uroce_txpkt *p, uint16_t id, struct iovec *iov,
+			unsigned int *used, uint32_t *fixed)
+{
+	fix_id(p, id, fixed);
 	for (uint32_t i = 0; i < p->iovcnt; i++) {
 		struct iovec *prev = *used ? &iov[*used - 1] : NULL;
 
@@ -142,25 +141,31 @@ static void put_ip_fields(struct msghdr *h, const struct uroce_path *path)
 			 sizeof(hops));
 }
 
-/* Message M of tb: packets PKTS[0..RUN) as one datagram, their iovecs
- * from IOV on, their ICRC corrections in FIXED[0..RUN).  Returns the
- * iovecs used. */
+/* Message M of tb: packets PKTS[0..RUN) as one datagram with IPv4 ID
+ * (CONNECTED: its socket has the destination and the IP fields; any
+ * control message but UDP_SEGMENT would have the kernel look the route up
+ * again), their iovecs from IOV on, their ICRC corrections in
+ * FIXED[0..RUN).  Returns the iovecs used. */
 static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct uroce_txpkt *pkts,
-			      unsigned int run, struct iovec *iov, uint32_t *fixed)
+			      unsigned int run, struct iovec *iov, uint32_t *fixed, uint16_t id,
+			      bool connected)
 {
 	const struct uroce_path *path = pkts[0].path;
 	struct msghdr *h = &tb.msgs[m].msg_hdr;
 	unsigned int used = 0;
 
 	memset(h, 0, sizeof(*h));
-	h->msg_name = &tb.to[m];
-	h->msg_namelen = uroce_xport_sockaddr(path->family, path->dst, path->dport, u->ifindex,
-					    &tb.to[m]);
+	if (!connected) {
+		h->msg_name = &tb.to[m];
+		h->msg_namelen = uroce_xport_sockaddr(path->family, path->dst, path->dport,
+						    u->ifindex, &tb.to[m]);
+	}
 	h->msg_control = tb.ctl[m].buf;
-	put_ip_fields(h, path);
+	if (!connected)
+		put_ip_fields(h, path);
 	tb.npkts[m] = run;
 	if (run == 1) {
-		fixed[0] = 0;
+		fix_id(&pkts[0], id, &fixed[0]);
 		h->msg_iov = (struct iovec *)pkts[0].iov;
 		h->msg_iovlen = pkts[0].iovcnt;
 		if (!h->msg_controllen)
@@ -168,7 +173,7 @@ static unsigned int build_msg(struct udp_xport *u, unsigned int m, const struct 
 		return 0;
 	}
 	for (unsigned int k = 0; k < run; k++)
-		put_segment(&pkts[k], k, iov, &used, &fixed[k]);
+		put_segment(&pkts[k], (uint16_t)(id + k), iov, &used, &fixed[k]);
 	h->msg_iov = iov;
 	h->msg_iovlen = used;
 	/* UDP_SEGMENT: cut at the first packet's size (IBTA: each a whole packet). */
@@ -206,33 +211,52 @@ int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int
 	struct udp_xport *u = to_udp(x);
 	unsigned int sent = 0;
 
+	bool unconnected = false;    /* a connected send failed: the rest go without */
+	int send_err;
+
 	if (n > UDP_BURST)
 		n = UDP_BURST;
+
 	while (sent < n) {
 		const struct uroce_path *p0 = pkts[sent].path;
-		int fd = udp_tx_socket(u, p0->family, p0->src, p0->sport), r;
+		struct udp_txconn *c = unconnected ? NULL : udp_txconn_lock(u, p0);
+		int fd = c ? udp_txconn_fd(c) : udp_tx_socket(u, p0->family, p0->src, p0->sport), r;
+		uint16_t id = c ? udp_txconn_next_id(c) : 0;
 		unsigned int m = 0, i = sent, iovs = 0;
 
 		if (fd < 0)
 			return sent ? (int)sent : fd;
-		/* The datagrams that leave through this socket. */
-		while (i < n && same_socket(pkts[i].path, p0)) {
+		/* The datagrams that leave through this socket: a connected
+		 * one's take an ID each. */
+		while (i < n && (c ? udp_same_path(pkts[i].path, p0) : same_socket(pkts[i].path, p0))) {
 			unsigned int room = sizeof(tb.iov) / sizeof(tb.iov[0]) - iovs;
 			unsigned int run = run_length(u, pkts + i, n - i, room);
 
-			iovs += build_msg(u, m++, pkts + i, run, tb.iov + iovs, tb.fixed + i);
+			iovs += build_msg(u, m, pkts + i, run, tb.iov + iovs, tb.fixed + i,
+					  c ? (uint16_t)(id + m) : 0, c != NULL);
+			m++;
 			i += run;
 		}
 		if (m == 1)
 			r = sendmsg(fd, &tb.msgs[0].msg_hdr, 0) < 0 ? -1 : 1;
 		else
 			r = sendmmsg(fd, tb.msgs, m, 0);
+		send_err = r < (int)m ? errno : 0;
+		if (c)
+			udp_txconn_unlock(c, r > 0 ? (unsigned int)r : 0, r < (int)m);
 		for (int k = 0; k < r; k++)
 			sent += tb.npkts[k];
 		if (r < (int)m)
 			unfix(pkts, sent, i);
+		/* Anything but a full buffer (a peer's ICMP error, reported on
+		 * the connected socket's next send): the shared socket sends
+		 * what is left, as before. */
+		if (c && send_err && send_err != EAGAIN && send_err != ENOBUFS) {
+			unconnected = true;
+			continue;
+		}
 		if (r < 0) {
-			int err = -errno;
+			int err = -send_err;
 
 			if (gso_refused(u, err, m))
 				continue;   /* again, one datagram per packet */
