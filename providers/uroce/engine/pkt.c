@@ -390,7 +390,7 @@ static uint16_t id_guess(struct uroce_engine *eng, const struct uroce_rx *rx)
 	return (uint16_t)(rx->ip_id ? last + rx->ip_id : last + step);
 }
 
-/* RX's datagram had ID (its index taken off) */
+/* RX had ID: its datagram's is that less its index. */
 static void id_learn(struct uroce_engine *eng, const struct uroce_rx *rx, uint16_t id)
 {
 	uint32_t key;
