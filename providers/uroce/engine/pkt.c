@@ -366,22 +366,20 @@ int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
  * is the source's last datagram's ID moved by its last step; a wrong one
  * costs the solving, never a packet.
  */
-static unsigned int id_slot(const struct uroce_rx *rx, uint32_t *key)
+/* RX's source's entry and the key it must hold (never 0: empty). */
+static _Atomic uint64_t *id_entry(struct uroce_engine *eng, const struct uroce_rx *rx,
+				  uint32_t *key)
 {
-	uint32_t h = rx->src_port * 2654435761u;
+	uint32_t h = roce_v4_endpoint_hash(rx->src_ip, rx->src_port);
+	size_t n = sizeof(eng->rx_id_guess) / sizeof(eng->rx_id_guess[0]);
 
-	for (int i = 12; i < 16; i++)
-		h = (h ^ rx->src_ip[i]) * 16777619u;
-	*key = h | 1;   /* never 0: an empty slot */
-	return h % (sizeof(((struct uroce_engine *)0)->rx_id_guess) / sizeof(uint64_t));
+	*key = h | 1;
+	return &eng->rx_id_guess[h % n];
 }
 
-/* The guess for RX's ID (its index in its datagram on top). */
-static uint16_t id_guess(struct uroce_engine *eng, const struct uroce_rx *rx)
+/* The guess for RX's ID (its index in its datagram on top), from entry G. */
+static uint16_t id_guess(uint64_t g, uint32_t key, const struct uroce_rx *rx)
 {
-	uint32_t key;
-	uint64_t g = atomic_load_explicit(&eng->rx_id_guess[id_slot(rx, &key)],
-					  memory_order_relaxed);
 	uint16_t last = (uint16_t)(g >> 16), step = (uint16_t)g;
 
 	if ((uint32_t)(g >> 32) != key)
@@ -390,18 +388,14 @@ static uint16_t id_guess(struct uroce_engine *eng, const struct uroce_rx *rx)
 	return (uint16_t)(rx->ip_id ? last + rx->ip_id : last + step);
 }
 
-/* RX had ID: its datagram's is that less its index. */
-static void id_learn(struct uroce_engine *eng, const struct uroce_rx *rx, uint16_t id)
+/* RX had ID (its datagram's is that less its index): entry G becomes. */
+static uint64_t id_learned(uint64_t g, uint32_t key, const struct uroce_rx *rx, uint16_t id)
 {
-	uint32_t key;
-	_Atomic uint64_t *at = &eng->rx_id_guess[id_slot(rx, &key)];
-	uint64_t g = atomic_load_explicit(at, memory_order_relaxed);
 	uint16_t base = (uint16_t)(id - rx->ip_id), step = 0;
 
 	if ((uint32_t)(g >> 32) == key)
 		step = rx->ip_id ? (uint16_t)g : (uint16_t)(base - (uint16_t)(g >> 16));
-	atomic_store_explicit(at, (uint64_t)key << 32 | (uint32_t)base << 16 | step,
-			      memory_order_relaxed);
+	return (uint64_t)key << 32 | (uint32_t)base << 16 | step;
 }
 
 int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct roce_pkt *p)
@@ -410,9 +404,16 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	int r;
 
 	bool guess = !rx->ip_id_exact && rx->family == AF_INET;
+	_Atomic uint64_t *entry = NULL;
+	uint64_t g = 0;
+	uint32_t key = 0;
 
+	if (guess) {
+		entry = id_entry(eng, rx, &key);
+		g = atomic_load_explicit(entry, memory_order_relaxed);
+	}
 	roce_net_from_socket(&net, rx->family, rx->src_ip, rx->dst_ip, rx->src_port, rx->dst_port);
-	net.ip_id = guess ? id_guess(eng, rx) : rx->ip_id;
+	net.ip_id = guess ? id_guess(g, key, rx) : rx->ip_id;
 	net.id_unknown = !rx->ip_id_exact;
 	if (rx->ip_id_exact)
 		net.df = rx->df;
@@ -420,7 +421,8 @@ int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct 
 	if (r == ROCE_OK)
 		r = roce_icrc_check(&net, rx->buf, rx->len);
 	if (r == ROCE_OK && guess)
-		id_learn(eng, rx, net.ip_id);
+		atomic_store_explicit(entry, id_learned(g, key, rx, net.ip_id),
+				      memory_order_relaxed);
 	if (trace || uroce_tracing) {
 		struct iovec v = { rx->buf, rx->len };
 

@@ -125,6 +125,17 @@ static inline int roce_gid_family(const uint8_t *gid)
 	return memcmp(gid, v4_mapped, 12) ? AF_INET6 : AF_INET;
 }
 
+/* A hash of an IPv4 endpoint (GID IP16, UDP PORT), for small tables keyed
+ * by it (a sender's connected sockets, a receiver's IPv4 ID guesses). */
+static inline uint32_t roce_v4_endpoint_hash(const uint8_t *ip16, uint16_t port)
+{
+	uint32_t h = port * 2654435761u;
+
+	for (int i = 12; i < 16; i++)
+		h = (h ^ ip16[i]) * 16777619u;
+	return h;
+}
+
 /* The Ethernet/IP/UDP fields around a RoCEv2 packet. */
 struct roce_net {
 	int family;               /* AF_INET or AF_INET6 */

@@ -325,7 +325,7 @@ static uint16_t bound_port(int fd)
 		     ((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
-int udp_sink_socket(void)
+int udp_sink_socket(uint16_t *port)
 {
 	static const uint8_t any[16];
 	int fd = rx_socket(AF_INET, 0, 0), ret;
@@ -333,9 +333,10 @@ int udp_sink_socket(void)
 	if (fd < 0)
 		return fd;
 	ret = bind_exclusive(fd, AF_INET, any, 0, (uint32_t)getpid() * 2654435761u);
-	if (ret) {
+	*port = ret ? 0 : bound_port(fd);
+	if (!*port) {
 		close(fd);
-		return ret;
+		return ret ? ret : -EADDRNOTAVAIL;
 	}
 	return fd;
 }

@@ -86,6 +86,7 @@ struct udp_xport {
 	struct udp_rxstate *rx;      /* udp_rx.c */
 	struct udp_txconn *txconn;   /* udp_txconn.c: NULL when off */
 	int txconn_sink;             /* where its probes go; -1: none */
+	uint16_t txconn_sink_port;
 };
 
 static inline struct udp_xport *to_udp(struct uroce_xport *x)
@@ -106,9 +107,9 @@ static inline bool udp_same_path(const struct uroce_path *a, const struct uroce_
 /* udp.c */
 /* The socket packets from (FAMILY, IP, PORT) leave through; made on first use. */
 int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
-/* A socket of this process alone on port 32768..49151 of every IPv4
- * address, out of the QPs' source ports; its fd or -errno. */
-int udp_sink_socket(void);
+/* A socket of this process alone on port *PORT, 32768..49151 of every
+ * IPv4 address, out of the QPs' source ports; its fd or -errno. */
+int udp_sink_socket(uint16_t *port);
 /* A new sending socket bound and set as those are; its fd or -errno. */
 int udp_bound_socket(int family, const uint8_t *ip, uint16_t port, int ifindex);
 

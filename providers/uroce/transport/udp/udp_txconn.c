@@ -40,6 +40,7 @@
 #include <linux/net_tstamp.h>
 
 #include "udp.h"
+#include "wire.h"
 
 /* Connected sockets per transport: a direct-mapped table of paths.  A path
  * whose slot another holds sends unconnected. */
@@ -68,7 +69,7 @@ int udp_txconn_init(struct udp_xport *u)
 	 * gets one), off the QPs' source ports; what reaches it is read and
 	 * dropped after each probe, and its buffer is the smallest.  Without
 	 * it nothing can learn: every path sends unconnected. */
-	u->txconn_sink = udp_sink_socket();
+	u->txconn_sink = udp_sink_socket(&u->txconn_sink_port);
 	if (u->txconn_sink < 0)
 		return 0;
 	setsockopt(u->txconn_sink, SOL_SOCKET, SO_RCVBUF, &(int){ 1 }, sizeof(int));
@@ -100,10 +101,8 @@ void udp_txconn_fini(struct udp_xport *u)
 
 static unsigned int slot_of(const struct uroce_path *p)
 {
-	uint32_t h = p->sport * 2654435761u;
+	uint32_t h = roce_v4_endpoint_hash(p->dst, p->sport);
 
-	for (int i = 12; i < 16; i++)
-		h = (h ^ p->dst[i]) * 16777619u;
 	return (h ^ p->tclass ^ (uint32_t)p->hop_limit << 8) % TXCONN_SLOTS;
 }
 
@@ -114,16 +113,6 @@ static bool connectable(const struct uroce_path *p)
 
 	return p->family == AF_INET && first < 224 && first != 0 &&
 	       memcmp(p->dst + 12, "\xff\xff\xff\xff", 4);
-}
-
-static int sink_port(struct udp_xport *u)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-
-	if (getsockname(u->txconn_sink, (struct sockaddr *)&a, &len))
-		return -errno;
-	return ntohs(a.sin_port);
 }
 
 static void drain_sink(struct udp_xport *u)
@@ -161,12 +150,9 @@ static int looped_id(int fd, int wait_ms)
 static bool learn(struct udp_xport *u, struct udp_txconn *c)
 {
 	int on = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE, off = 0;
-	int port = sink_port(u), id = -1;
-	struct sockaddr_in to = { .sin_family = AF_INET };
+	int id = -1;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(u->txconn_sink_port) };
 
-	if (port <= 0)
-		return false;
-	to.sin_port = htons((uint16_t)port);
 	memcpy(&to.sin_addr, c->path.src + 12, 4);
 	/* What an earlier probe left (a late timestamp) goes first. */
 	while (looped_id(c->fd, 0) != -1)
