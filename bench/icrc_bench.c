@@ -10,7 +10,7 @@
 #include <time.h>
 #include <sys/socket.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #define PKT 4096
 #define NBUF 256                  /* 1 MiB of payloads: stays in L2/L3 */

@@ -14,8 +14,8 @@
 #include <uroce/stats.h>
 
 #include "cli.h"
-#include "registry.h"
-#include "xdp_load.h"
+#include "device/registry.h"
+#include "transport/xdp/xdp_load.h"
 
 /* Serialise registry changes of one namespace (concurrent link add/del). */
 static int lock_ns(const char *nsdir)

@@ -13,7 +13,7 @@
 #include <uroce/stats.h>
 
 #include "cli.h"
-#include "registry.h"
+#include "device/registry.h"
 
 struct opts {
 	bool all, procs, json;

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 /* One record of a trace file: a packet or an event. */
 struct tr_rec {

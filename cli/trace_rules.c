@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "cm_mad.h"
+#include "wire/cm_mad.h"
 #include "trace.h"
 #include "trace/why.h"
 

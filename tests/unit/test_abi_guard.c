@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "abi_guard.h"
+#include "verbs/abi_guard.h"
 
 static const struct {
 	const char *file;

@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "gsi.h"
-#include "registry.h"
+#include "cm/gsi.h"
+#include "device/registry.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \

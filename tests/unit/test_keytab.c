@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "keytab.h"
+#include "engine/keytab.h"
 
 int main(void)
 {

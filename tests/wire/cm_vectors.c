@@ -32,8 +32,8 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include "cm_mad.h"
-#include "wire.h"
+#include "wire/cm_mad.h"
+#include "wire/wire.h"
 
 static int failures;
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #define R(x) (1u << ROCE_E_##x)
 #define OK_ (1u << ROCE_OK)

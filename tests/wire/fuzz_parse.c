@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "cm_mad.h"
-#include "wire.h"
+#include "wire/cm_mad.h"
+#include "wire/wire.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_parse: %s\n", #x); abort(); } } while (0)
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #ifndef MAX_FRAME
 #define MAX_FRAME 16384

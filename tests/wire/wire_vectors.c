@@ -27,8 +27,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "cm_mad.h"
-#include "wire.h"
+#include "wire/cm_mad.h"
+#include "wire/wire.h"
 
 #define MAX_FRAME 16384
 

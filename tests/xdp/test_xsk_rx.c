@@ -13,7 +13,7 @@
 #include <string.h>
 #include <uroce/af_xdp_mb.h>
 
-#include "xdp_sock.h"
+#include "transport/xdp/xdp_sock.h"
 
 #define RING 256
 #define NFRAMES 512

@@ -37,11 +37,11 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "transport.h"
-#include "wire.h"
-#include "registry.h"
-#include "xdp_load.h"
-#include "xdp_frame.h"
+#include "transport/transport.h"
+#include "wire/wire.h"
+#include "device/registry.h"
+#include "transport/xdp/xdp_load.h"
+#include "transport/xdp/xdp_frame.h"
 #include <xdp/xsk.h>
 #include <sys/mman.h>
 

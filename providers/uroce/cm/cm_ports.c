@@ -23,9 +23,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "gsi.h"
-#include "qpn.h"
-#include "registry.h"
+#include "cm/gsi.h"
+#include "device/qpn.h"
+#include "device/registry.h"
 
 #define PORTS_MAGIC 0x75726f6365637031ULL /* "urocecp1" */
 #define PORTS_SLOTS 4096

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "gsi.h"
-#include "ucma.h"
-#include "conn_int.h"
+#include "cm/gsi.h"
+#include "cm/ucma.h"
+#include "cm/conn_int.h"
 #include "trace/trace.h"
 
 /* The kernel's rdma_cm constants (cma.c): what our REQs offer.  A peer's

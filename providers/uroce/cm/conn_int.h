@@ -4,8 +4,8 @@
 #ifndef UROCE_CM_CONN_INT_H
 #define UROCE_CM_CONN_INT_H
 
-#include "conn.h"
-#include "gsi.h"
+#include "cm/conn.h"
+#include "cm/gsi.h"
 
 struct ucma_ctx;
 

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "ucma.h"
-#include "conn_int.h"
+#include "cm/ucma.h"
+#include "cm/conn_int.h"
 
 struct rx {
 	struct uroce_gsi *gsi;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-#include "ucma.h"
-#include "conn_int.h"
+#include "cm/ucma.h"
+#include "cm/conn_int.h"
 
 /* The Q_Key of an id (cma_set_qkey): fixed for the UDP port space. */
 static uint32_t ud_qkey(const struct ucma_ctx *ctx, uint32_t asked)

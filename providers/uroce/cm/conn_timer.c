@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "ucma.h"
-#include "conn_int.h"
+#include "cm/ucma.h"
+#include "cm/conn_int.h"
 
 static pthread_cond_t timer_cond;
 static pthread_once_t started = PTHREAD_ONCE_INIT;

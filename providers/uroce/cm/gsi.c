@@ -15,10 +15,10 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
-#include "engine.h"
-#include "gsi.h"
-#include "pkt.h"
-#include "registry.h"
+#include "engine/engine.h"
+#include "cm/gsi.h"
+#include "engine/pkt.h"
+#include "device/registry.h"
 
 /* Member slots fit in the 10 bits a comm ID gives them. */
 #define MEMBER_SLOTS (1u << (32 - UROCE_GSI_COMM_ID_SLOT_SHIFT))

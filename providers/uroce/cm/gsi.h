@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cm_mad.h"
+#include "wire/cm_mad.h"
 
 struct uroce_gsi;   /* one per (process, device): the device's engine */
 

@@ -26,10 +26,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "engine.h"
-#include "gsi.h"
-#include "transport.h"
-#include "wire.h"
+#include "engine/engine.h"
+#include "cm/gsi.h"
+#include "transport/transport.h"
+#include "wire/wire.h"
 
 #define CONN_RECS 1024
 #define DREQ_PKT_LEN (12 + 8 + CM_MAD_SIZE + 4)  /* BTH, DETH, MAD, ICRC */

@@ -14,8 +14,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "ucma.h"
-#include "ucma_ops.h"
+#include "cm/ucma.h"
+#include "cm/ucma_ops.h"
 #include "trace/trace.h"
 
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -20,7 +20,7 @@
 #include <netinet/in.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "conn.h"
+#include "cm/conn.h"
 
 /* The event numbers of the ABI (enum rdma_cm_event_type of librdmacm's
  * rdma_cma.h, which the kernel's rdma_cm.h mirrors).  Written here so the

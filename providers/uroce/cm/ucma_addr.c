@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "registry.h"
-#include "netdev.h"
-#include "ucma.h"
+#include "device/registry.h"
+#include "device/netdev.h"
+#include "cm/ucma.h"
 
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 

@@ -16,7 +16,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "ucma.h"
+#include "cm/ucma.h"
 
 #define UCMA_MAX_BACKLOG 1024          /* the kernel's max_backlog default */
 #define AF_IB_FAMILY 27

@@ -24,7 +24,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "ucma.h"
+#include "cm/ucma.h"
 
 #define MCAST_QPN 0xFFFFFF   /* IBTA 9.8.1: the multicast destination QP */
 #define MCAST_HOP_LIMIT 64   /* IPV6_DEFAULT_HOPLIMIT, what the kernel gives RoCE v2 */

@@ -22,7 +22,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "netdev.h"
+#include "device/netdev.h"
 
 /* RoCEv2 per-packet overhead beyond the IB payload, worst case: IPv6 (40) +
  * UDP (8) + BTH (12) + the largest extension (AtomicETH 28) + ICRC (4). */

@@ -23,8 +23,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "qpn.h"
-#include "registry.h"
+#include "device/qpn.h"
+#include "device/registry.h"
 
 #define QPN_MAGIC 0x75726f6365716e33ULL /* "uroceqn3" */
 

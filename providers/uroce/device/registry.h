@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <net/if.h>
 
-#include "netdev.h"
+#include "device/netdev.h"
 
 #define UROCE_NAME_MAX 64
 #define UROCE_CDEV_DIR "/dev/infiniband"

@@ -31,7 +31,7 @@
 
 #include <uroce/stats.h>
 
-#include "registry.h"
+#include "device/registry.h"
 #ifndef UROCE_STATS_NO_ENGINE
 #include <pthread.h>
 #endif

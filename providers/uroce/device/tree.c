@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "provider_version.h"
-#include "registry.h"
+#include "device/registry.h"
 
 static int put(const char *dir, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

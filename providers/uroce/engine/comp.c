@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "mem.h"
-#include "pkt.h"
+#include "engine/engine.h"
+#include "engine/mem.h"
+#include "engine/pkt.h"
 #include "trace/trace.h"
 
 /* IBTA 9.7.5.2.8, table 45: RNR NAK timer codes in microseconds. */

@@ -16,10 +16,10 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 
-#include "cm_mad.h"
-#include "engine.h"
-#include "events.h"
-#include "pkt.h"
+#include "wire/cm_mad.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/pkt.h"
 #include "trace/trace.h"
 
 #define WAKE_IDX 1

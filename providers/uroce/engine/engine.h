@@ -18,10 +18,10 @@
 #include <uroce/roce_hdr.h>
 #include <uroce/stats.h>
 
-#include "qp.h"
-#include "qpn.h"
-#include "transport.h"
-#include "upcalls.h"
+#include "engine/qp.h"
+#include "device/qpn.h"
+#include "transport/transport.h"
+#include "engine/upcalls.h"
 
 struct uroce_pcap;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
-#include "keytab.h"
+#include "engine/keytab.h"
 
 #define EMPTY 0u
 #define TOMB UINT32_MAX

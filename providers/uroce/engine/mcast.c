@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "pkt.h"
+#include "engine/engine.h"
+#include "engine/pkt.h"
 
 /* The joined group of GID, or NULL.  Under mcast_lock. */
 static struct uroce_mcast_grp *find_grp(struct uroce_engine *eng, const uint8_t *gid)

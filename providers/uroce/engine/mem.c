@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "mem.h"
+#include "engine/mem.h"
 
 bool uroce_mem_mapped(const void *addr, uint64_t len)
 {

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cm_mad.h"
-#include "engine.h"
-#include "pkt.h"
+#include "wire/cm_mad.h"
+#include "engine/engine.h"
+#include "engine/pkt.h"
 #include "trace/trace.h"
 
 /* The wire's reasons and the counters for them are in the same order. */

@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include <infiniband/verbs.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 struct uroce_engine;
 struct uroce_rx;

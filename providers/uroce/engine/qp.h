@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-#include "uroce.h"
+#include "engine/uroce.h"
 
 /* ---- address vectors (RoCEv2: the GID is an IP address) --------------- */
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "mem.h"
-#include "pkt.h"
+#include "engine/engine.h"
+#include "engine/mem.h"
+#include "engine/pkt.h"
 #include "trace/trace.h"
 
 /* IBTA 9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = infinite. */

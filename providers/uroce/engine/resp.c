@@ -10,10 +10,10 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "engine.h"
-#include "events.h"
-#include "mem.h"
-#include "pkt.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/mem.h"
+#include "engine/pkt.h"
 #include "trace/trace.h"
 
 static struct uroce_engine *eng_of(struct uroce_qp *qp)

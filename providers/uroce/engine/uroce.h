@@ -10,9 +10,9 @@
 #include <infiniband/verbs.h>
 #include <uroce/provider_abi.h>
 
-#include "events.h"
-#include "keytab.h"
-#include "registry.h"
+#include "engine/events.h"
+#include "engine/keytab.h"
+#include "device/registry.h"
 
 struct uroce_engine;
 struct uroce_monitor;

@@ -19,9 +19,9 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "engine.h"
-#include "trace.h"
-#include "wire.h"
+#include "engine/engine.h"
+#include "trace/trace.h"
+#include "wire/wire.h"
 
 bool uroce_tracing;
 

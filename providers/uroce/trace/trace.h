@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "why.h"
+#include "trace/why.h"
 
 extern bool uroce_tracing;
 

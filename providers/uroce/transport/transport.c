@@ -3,7 +3,7 @@
 #include <string.h>
 #include <netinet/in.h>
 
-#include "transport.h"
+#include "transport/transport.h"
 
 extern const struct uroce_xport_ops uroce_udp_ops;
 extern const struct uroce_xport_ops uroce_xdp_ops;

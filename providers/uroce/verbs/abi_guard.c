@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi_guard.h"
+#include "verbs/abi_guard.h"
 #include <uroce/provider_abi.h>
 
 struct loaded {

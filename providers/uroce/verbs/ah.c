@@ -9,9 +9,9 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "qp.h"
-#include "verbs.h"
-#include "wire.h"
+#include "engine/qp.h"
+#include "verbs/verbs.h"
+#include "wire/wire.h"
 
 int uroce_av_from_attr(struct uroce_context *ctx, const struct ibv_ah_attr *attr,
 		       struct uroce_av *av)

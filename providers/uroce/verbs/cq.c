@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "events.h"
-#include "qp.h"
-#include "uroce.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/qp.h"
+#include "engine/uroce.h"
 #include "trace/trace.h"
-#include "verbs.h"
+#include "verbs/verbs.h"
 
 /* A ring of SIZE entries: from the parent domain's allocator, if any. */
 static struct uroce_cqe *ring_alloc(struct uroce_cq *cq, uint32_t size, bool *custom)

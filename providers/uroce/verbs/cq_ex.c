@@ -19,9 +19,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "events.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/events.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 #define UROCE_WC_FLAGS_TS                                                      \
 	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                                 \

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "engine.h"
-#include "events.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch)
 {

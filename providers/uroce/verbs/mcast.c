@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine.h"
-#include "verbs.h"
-#include "wire.h"
+#include "engine/engine.h"
+#include "verbs/verbs.h"
+#include "wire/wire.h"
 
 /* The address family of a multicast GID, or 0 if GID is not one (the
  * kernel's rdma_is_multicast_addr). */

@@ -19,9 +19,9 @@
 #include <netlink/route/link.h>
 #include <linux/rtnetlink.h>
 
-#include "events.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/events.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 struct uroce_monitor {
 	struct uroce_context *ctx;

@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "mem.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/mem.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 #define SUPPORTED_ACCESS                                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \

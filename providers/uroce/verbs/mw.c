@@ -26,10 +26,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine.h"
-#include "qp.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/engine.h"
+#include "engine/qp.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 /* LOCAL_WRITE means nothing for a window, but programs pass it (rdma-core's
  * tests do) and hardware accepts it: allowed, ignored. */

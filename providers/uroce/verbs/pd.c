@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "uroce.h"
-#include "verbs.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *context)
 {

@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine.h"
-#include "qp.h"
+#include "engine/engine.h"
+#include "engine/qp.h"
 #include "trace/trace.h"
-#include "verbs.h"
+#include "verbs/verbs.h"
 
 /* Which operations each transport has (IBTA 9.1, table 34... "valid
  * operations per service type"). */

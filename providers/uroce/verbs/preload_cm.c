@@ -23,7 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "ucma_ops.h"
+#include "cm/ucma_ops.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_TRACKED_FD 65536

@@ -13,14 +13,14 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "abi_guard.h"
+#include "verbs/abi_guard.h"
 #include "provider_version.h"
-#include "engine.h"
-#include "qp.h"
-#include "events.h"
-#include "uroce.h"
-#include "gsi.h"
-#include "verbs.h"
+#include "engine/engine.h"
+#include "engine/qp.h"
+#include "engine/events.h"
+#include "engine/uroce.h"
+#include "cm/gsi.h"
+#include "verbs/verbs.h"
 
 /* Our registry writes device/modalias = "uroce:NAME" (see tree.c). */
 static const struct verbs_match_ent uroce_match_table[] = {

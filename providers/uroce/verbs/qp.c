@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "events.h"
-#include "qp.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/qp.h"
 #include "trace/trace.h"
-#include "verbs.h"
+#include "verbs/verbs.h"
 
 /*
  * ---- the state machine (IBTA 10.3.1 and 11.2.4.2) ------------------------

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "provider_version.h"
-#include "qpn.h"
-#include "uroce.h"
-#include "verbs.h"
+#include "device/qpn.h"
+#include "engine/uroce.h"
+#include "verbs/verbs.h"
 
 /*
  * Capability flags list only what works end to end: RNR NAKs are

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "events.h"
-#include "qp.h"
+#include "engine/engine.h"
+#include "engine/events.h"
+#include "engine/qp.h"
 #include "trace/trace.h"
-#include "verbs.h"
+#include "verbs/verbs.h"
 
 static struct uroce_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_attr *a)
 {

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#include "events.h"
-#include "qp.h"
-#include "upcalls.h"
-#include "uroce.h"
+#include "engine/events.h"
+#include "engine/qp.h"
+#include "engine/upcalls.h"
+#include "engine/uroce.h"
 
 /* cq.c: append a completion; -ENOSPC on overrun (the CQ goes to error).
  * SOLICITED: a receive completion of a message with the SE bit. */

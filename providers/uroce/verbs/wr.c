@@ -8,10 +8,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine.h"
-#include "qp.h"
+#include "engine/engine.h"
+#include "engine/qp.h"
 #include "trace/trace.h"
-#include "verbs.h"
+#include "verbs/verbs.h"
 
 static void set_error(struct uroce_qp *qp, int err)
 {

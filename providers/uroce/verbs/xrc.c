@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "qp.h"
-#include "verbs.h"
+#include "engine/qp.h"
+#include "verbs/verbs.h"
 
 /* One XRC domain; each ibv_open_xrcd of it gives a handle. */
 struct uroce_xrcd_dom {

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "bytes.h"
-#include "cm_mad.h"
+#include "wire/bytes.h"
+#include "wire/cm_mad.h"
 
 enum field_kind {
 	F_INT,                    /* big-endian bit field, 1..64 bits */

@@ -29,8 +29,8 @@
 #include <isa-l/crc.h>
 #include <zlib.h>
 
-#include "bytes.h"
-#include "wire.h"
+#include "wire/bytes.h"
+#include "wire/wire.h"
 
 #if defined(__x86_64__)
 /* ISA-L 2.30's AVX-512 CRC (crc32_gzip_refl_by16_10, Debian 12's) returns

@@ -7,7 +7,7 @@
  */
 #include <stddef.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #define H(x) (1u << ROCE_H_##x)
 

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include "bytes.h"
-#include "wire.h"
+#include "wire/bytes.h"
+#include "wire/wire.h"
 
 
 static const char *const reason_names[ROCE_REASON_COUNT] = {

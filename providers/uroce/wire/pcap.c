@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "wire.h"
+#include "wire/wire.h"
 
 #define PCAP_MAGIC_NS 0xa1b23c4du
 #define LINKTYPE_ETHERNET 1

@@ -33,8 +33,8 @@
 
 #include <uroce/stats.h>
 
-#include "udp.h"
-#include "wire.h"
+#include "transport/udp/udp.h"
+#include "wire/wire.h"
 
 #define SOCK_BUF (32 << 20)
 

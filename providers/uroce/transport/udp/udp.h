@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "netdev.h"
-#include "transport.h"
+#include "device/netdev.h"
+#include "transport/transport.h"
 
 #ifndef IPV6_FLOWINFO
 #define IPV6_FLOWINFO 11   /* linux/in6.h: receive the flow label as a cmsg */

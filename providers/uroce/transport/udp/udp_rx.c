@@ -18,7 +18,7 @@
 
 #include <uroce/stats.h>
 
-#include "udp.h"
+#include "transport/udp/udp.h"
 
 #define RX_MSGS 16
 #define RX_EVENTS 16

@@ -26,8 +26,8 @@
 #include <netinet/udp.h>
 #include <sys/socket.h>
 
-#include "udp.h"
-#include "wire.h"
+#include "transport/udp/udp.h"
+#include "wire/wire.h"
 
 /* GSO bounds: segments per datagram (the kernel's UDP_MAX_SEGMENTS is 64
  * or 128) and the bytes of one UDP datagram. */

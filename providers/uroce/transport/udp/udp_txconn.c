@@ -39,8 +39,8 @@
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
 
-#include "udp.h"
-#include "wire.h"
+#include "transport/udp/udp.h"
+#include "wire/wire.h"
 
 /* Connected sockets per transport: a direct-mapped table of paths.  A path
  * whose slot another holds sends unconnected. */

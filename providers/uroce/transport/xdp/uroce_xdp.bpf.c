@@ -28,7 +28,7 @@
 #include <bpf/bpf_helpers.h>
 #include <xdp/xdp_helpers.h>
 
-#include "xdp_maps.h"
+#include "transport/xdp/xdp_maps.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);

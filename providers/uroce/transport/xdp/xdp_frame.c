@@ -9,8 +9,8 @@
 #include <string.h>
 #include <netinet/in.h>
 
-#include "xdp_frame.h"
-#include "wire.h"
+#include "transport/xdp/xdp_frame.h"
+#include "wire/wire.h"
 
 #define DEFAULT_HOPS 64
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "../transport.h"
+#include "transport/transport.h"
 
 #define UROCE_ETH_HLEN 14
 #define UROCE_IP4_HLEN 20

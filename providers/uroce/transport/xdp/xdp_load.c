@@ -39,8 +39,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include "xdp_load.h"
-#include "uroce_xdp_obj.h"   /* the compiled program, embedded (meson) */
+#include "transport/xdp/xdp_load.h"
+#include "transport/xdp/uroce_xdp_obj.h"   /* the compiled program, embedded (meson) */
 
 static int quiet_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 {

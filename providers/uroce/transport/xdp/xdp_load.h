@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "xdp_maps.h"
+#include "transport/xdp/xdp_maps.h"
 
 struct uroce_xdp_prog {
 	int ifindex;

@@ -23,7 +23,7 @@
 #include <netlink/msg.h>
 #include <netlink/route/neighbour.h>
 
-#include "xdp_frame.h"
+#include "transport/xdp/xdp_frame.h"
 
 #define CACHE 64
 #define CACHE_NS 1000000000ull

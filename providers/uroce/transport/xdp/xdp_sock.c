@@ -19,7 +19,7 @@
 #include <linux/sockios.h>
 #include <uroce/af_xdp_mb.h>
 
-#include "xdp_sock.h"
+#include "transport/xdp/xdp_sock.h"
 
 #define JOINED_SLOT (UROCE_XSK_MAX_FRAGS * UROCE_XSK_RX_FRAME_LEN)
 

@@ -26,13 +26,13 @@
 #include <bpf/bpf.h>
 #include <uroce/stats.h>
 
-#include "../transport.h"
-#include "netdev.h"
-#include "registry.h"
-#include "wire.h"
-#include "xdp_frame.h"
-#include "xdp_load.h"
-#include "xdp_sock.h"
+#include "transport/transport.h"
+#include "device/netdev.h"
+#include "device/registry.h"
+#include "wire/wire.h"
+#include "transport/xdp/xdp_frame.h"
+#include "transport/xdp/xdp_load.h"
+#include "transport/xdp/xdp_sock.h"
 
 #define RESOLVE_WAIT_MS 1000
 #define MAX_BURST 64
