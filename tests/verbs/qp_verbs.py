@@ -23,7 +23,7 @@ from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
-MAX_INLINE = 512          # UROCE_MAX_INLINE (uroce.h)
+MAX_INLINE = 512          # UROCE_MAX_INLINE (engine/objects.h)
 failures = []
 
 

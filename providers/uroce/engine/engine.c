@@ -18,7 +18,7 @@
 
 #include "wire/cm_mad.h"
 #include "engine/engine.h"
-#include "engine/events.h"
+#include "engine/evobj.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"
 

@@ -18,7 +18,7 @@
 #include <uroce/roce_hdr.h>
 #include <uroce/stats.h>
 
-#include "engine/qp.h"
+#include "engine/wq.h"
 #include "device/qpn.h"
 #include "transport/transport.h"
 #include "engine/upcalls.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "engine/qp.h"
+#include "engine/wq.h"
 
 /* True when [ADDR, ADDR+LEN) is mapped in this process (LEN 0: true). */
 bool uroce_mem_mapped(const void *addr, uint64_t len);

@@ -11,7 +11,7 @@
 #include <arpa/inet.h>
 
 #include "engine/engine.h"
-#include "engine/events.h"
+#include "engine/evobj.h"
 #include "engine/mem.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"

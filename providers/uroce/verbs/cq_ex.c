@@ -19,8 +19,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/events.h"
-#include "engine/uroce.h"
+#include "engine/evobj.h"
+#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 #define UROCE_WC_FLAGS_TS                                                      \

@@ -19,8 +19,8 @@
 #include <netlink/route/link.h>
 #include <linux/rtnetlink.h>
 
-#include "engine/events.h"
-#include "engine/uroce.h"
+#include "engine/evobj.h"
+#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 struct uroce_monitor {

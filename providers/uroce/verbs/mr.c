@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 #include "engine/mem.h"
-#include "engine/uroce.h"
+#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 #define SUPPORTED_ACCESS                                                       \

@@ -16,9 +16,9 @@
 #include "verbs/abi_guard.h"
 #include "provider_version.h"
 #include "engine/engine.h"
-#include "engine/qp.h"
-#include "engine/events.h"
-#include "engine/uroce.h"
+#include "engine/wq.h"
+#include "engine/evobj.h"
+#include "engine/objects.h"
 #include "cm/gsi.h"
 #include "verbs/verbs.h"
 

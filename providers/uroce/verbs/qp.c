@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * Queue pairs: create, the IBTA state machine of modify, query, destroy.
- * The engine hooks (qp.h) do the protocol side of every change.
+ * The engine hooks (wq.h) do the protocol side of every change.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/events.h"
-#include "engine/qp.h"
+#include "engine/evobj.h"
+#include "engine/wq.h"
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 

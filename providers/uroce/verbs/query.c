@@ -7,7 +7,7 @@
 
 #include "provider_version.h"
 #include "device/qpn.h"
-#include "engine/uroce.h"
+#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 /*

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#include "engine/events.h"
-#include "engine/qp.h"
+#include "engine/evobj.h"
+#include "engine/wq.h"
 #include "engine/upcalls.h"
-#include "engine/uroce.h"
+#include "engine/objects.h"
 
 /* cq.c: append a completion; -ENOSPC on overrun (the CQ goes to error).
  * SOLICITED: a receive completion of a message with the SE bit. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/qp.h"
+#include "engine/wq.h"
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 

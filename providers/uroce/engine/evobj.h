@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Events: completion notification through completion channels (IBTA
- * 11.4.2.2) and asynchronous events through the context's async_fd
- * (IBTA 11.6.3), in the record formats libibverbs reads.
+ * What the objects that events name carry: a CQ's arming for completion
+ * notification through its channel (IBTA 11.4.2.2), and the count of
+ * asynchronous events (IBTA 11.6.3) written about a QP, SRQ or CQ, which
+ * keeps a destroyed object's memory until they are acknowledged.  The
+ * events themselves are written by verbs/events.c and verbs/cq.c.
  */
-#ifndef UROCE_EVENTS_H
-#define UROCE_EVENTS_H
+#ifndef UROCE_ENGINE_EVOBJ_H
+#define UROCE_ENGINE_EVOBJ_H
 
 #include <pthread.h>
 #include <stdatomic.h>

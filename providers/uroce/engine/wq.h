@@ -10,8 +10,8 @@
  * has its own lock (cq.c); lock order is qp->lock, then srq->lock, then
  * cq->lock.
  */
-#ifndef UROCE_QP_H
-#define UROCE_QP_H
+#ifndef UROCE_ENGINE_WQ_H
+#define UROCE_ENGINE_WQ_H
 
 #include <netinet/in.h>
 #include <pthread.h>
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-#include "engine/uroce.h"
+#include "engine/objects.h"
 
 /* ---- address vectors (RoCEv2: the GID is an IP address) --------------- */
 
@@ -174,7 +174,7 @@ struct uroce_srq {
 	uint32_t srq_limit;          /* 0 = disarmed (IBTA 10.2.9.2) */
 	struct uroce_pd *pd;
 	atomic_int users;            /* QPs attached: destroy_srq is EBUSY while > 0 */
-	struct uroce_evobj ev;       /* SRQ_LIMIT_REACHED names it (events.h) */
+	struct uroce_evobj ev;       /* SRQ_LIMIT_REACHED names it (evobj.h) */
 	/* XRC SRQs (xrc.c): their domain and the CQ their completions go to.
 	 * Every SRQ has a number (vsrq.srq_num); XRCETHs name XRC SRQs by it. */
 	struct uroce_xrcd_dom *xrcd;
@@ -197,7 +197,7 @@ struct uroce_qp {
 	 * engine must act now (verbs/post.c). */
 	pthread_mutex_t post_lock;
 	/* Asynchronous events naming this QP: until ibv_ack_async_event has
-	 * counted as many, destroy_qp keeps the struct (events.h). */
+	 * counted as many, destroy_qp keeps the struct (evobj.h). */
 	struct uroce_evobj ev;
 
 	enum ibv_qp_state state;

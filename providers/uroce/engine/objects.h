@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* The provider's verbs objects and the limits the device advertises. */
-#ifndef UROCE_H
-#define UROCE_H
+/*
+ * The verbs objects the engine works with besides QPs (wq.h): device,
+ * context, PD, MR and MW, CQ; and the limits the device advertises.
+ */
+#ifndef UROCE_ENGINE_OBJECTS_H
+#define UROCE_ENGINE_OBJECTS_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -10,7 +13,7 @@
 #include <infiniband/verbs.h>
 #include <uroce/provider_abi.h>
 
-#include "engine/events.h"
+#include "engine/evobj.h"
 #include "engine/keytab.h"
 #include "device/registry.h"
 
@@ -55,8 +58,8 @@ struct uroce_context {
 	pthread_mutex_t lock;
 	uint32_t next_pdn;
 	struct uroce_engine *engine;  /* protocol engine, started by the first QP */
-	struct uroce_monitor *monitor; /* netdev/registry watcher (events.h) */
-	struct uroce_evobj *zombies;  /* destroyed objects an unacked event still names (events.h) */
+	struct uroce_monitor *monitor; /* netdev/registry watcher (verbs/monitor.c) */
+	struct uroce_evobj *zombies;  /* destroyed objects an unacked event still names (evobj.h) */
 };
 
 struct uroce_pd {
@@ -148,10 +151,10 @@ struct uroce_cq {
 	uint32_t size;                /* power of two */
 	uint32_t head, tail;          /* consumer, producer */
 	int chan_fd;                  /* write end of the completion channel, or -1 */
-	int arm;                      /* enum uroce_cq_arm (events.h) */
+	int arm;                      /* enum uroce_cq_arm (evobj.h) */
 	int overrun;                  /* a completion was lost: the CQ is in error */
 	atomic_int users;             /* QPs using it: destroy_cq is EBUSY while > 0 */
-	struct uroce_evobj ev;        /* completion and CQ_ERR events name it (events.h) */
+	struct uroce_evobj ev;        /* completion and CQ_ERR events name it (evobj.h) */
 	uint64_t wc_flags;            /* ibv_create_cq_ex's wc_flags; 0 for ibv_create_cq */
 	struct ibv_pd *parent;        /* the parent domain whose allocator gives the ring, or NULL */
 	bool custom_ring;             /* ring is from that allocator */
