@@ -100,7 +100,7 @@ struct uroce_engine {
 
 	struct uroce_gsi *gsi;       /* QP1 (cm/gsi.c) */
 
-	/* UD multicast (mcast.c): the groups this process's QPs on the device
+	/* UD multicast (mcast_groups.c): the groups this process's QPs on the device
 	 * joined, each with its socket; NULL until the first attach. */
 	pthread_mutex_t mcast_lock;
 	struct uroce_mcast_grp *mcast;
@@ -268,7 +268,7 @@ void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 			 enum ibv_wc_status status);
 
 struct roce_pkt;
-/* engine/mcast.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to the
+/* engine/mcast_groups.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to the
  * group RX->dst_ip: delivered to every QP of ENG attached to it. */
 void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt);
 /* QP is attached to a group. */

@@ -34,7 +34,7 @@ enum {
 	UROCE_MAX_SRQ = 65536,
 	UROCE_MAX_SRQ_WR = 16384,
 	UROCE_MAX_RD_ATOM = 128,
-	/* UD multicast (mcast.c): groups per device and process (a socket
+	/* UD multicast (engine/mcast_groups.c): groups per device and process (a socket
 	 * each), QPs per group. */
 	UROCE_MAX_MCAST_GRP = 256,
 	UROCE_MAX_MCAST_QP_ATTACH = 64,

@@ -2,7 +2,7 @@
 /*
  * ibv_attach_mcast / ibv_detach_mcast: UD QPs and multicast GIDs only
  * (IPv4-mapped 224.0.0.0/4 or IPv6 ff00::/8: RoCEv2 has no subnet
- * manager, IBTA A17.4.x); the engine keeps the groups (engine/mcast.c).
+ * manager, IBTA A17.4.x); the engine keeps the groups (engine/mcast_groups.c).
  * The LID is ignored, as for every RoCE device.
  */
 #include <errno.h>

@@ -64,7 +64,7 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->max_mw = UROCE_MAX_MR; /* windows share the MRs' key table */
 	o->max_raw_ipv6_qp = 0;
 	o->max_raw_ethy_qp = 0;
-	/* UD multicast over IP multicast (mcast.c): per device and process. */
+	/* UD multicast over IP multicast (engine/mcast_groups.c): per device and process. */
 	o->max_mcast_grp = UROCE_MAX_MCAST_GRP;
 	o->max_mcast_qp_attach = UROCE_MAX_MCAST_QP_ATTACH;
 	o->max_total_mcast_qp_attach = UROCE_MAX_MCAST_GRP * UROCE_MAX_MCAST_QP_ATTACH;
