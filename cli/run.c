@@ -118,7 +118,7 @@ static int prepare_env(void)
 
 	setenv("SYSFS_PATH", sysroot, 1);
 	env_prepend("RDMAV_DRIVERS", provider_prefix(), ':');
-	/* Completion channels need our ibv_create_comp_channel (preload.c). */
+	/* Completion channels need our ibv_create_comp_channel (preload/preload.c). */
 	env_prepend("LD_PRELOAD", from_build_tree() ? UROCE_PRELOAD_BUILD : UROCE_PRELOAD_INSTALLED, ' ');
 	return 0;
 }
