@@ -22,6 +22,7 @@
 #include "device/qpn.h"
 #include "transport/transport.h"
 #include "engine/upcalls.h"
+#include "trace/trace.h"
 
 struct uroce_pcap;
 
@@ -378,6 +379,19 @@ uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng);
 #define UROCE_TICK_NS 1000000ull
 void uroce_engine_start_tick(struct uroce_engine *eng);
 void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
+
+/* trace_hooks.c: the trace hooks that read QPs and WQEs (UROCE_TRACE,
+ * trace/trace.h).  Send WQEs in slots [FROM, TO) were posted; ibv_modify_qp
+ * from state OLD with ATTR/MASK (applied); the requester starts W (its
+ * PSNs are known from now on); the engine moved QP to the error state
+ * (async event EV); a protocol decision about PSN, ARG the decision's
+ * number (retries left, RNR wait in microseconds, the expected PSN) or -1. */
+struct ibv_qp_attr;
+void uroce_trace_sq_posted(struct uroce_qp *qp, uint32_t from, uint32_t to);
+void uroce_trace_modify(struct uroce_qp *qp, int old, const struct ibv_qp_attr *attr, int mask);
+void uroce_trace_wqe_start(struct uroce_qp *qp, const struct uroce_send_wqe *w);
+void uroce_trace_to_error(struct uroce_qp *qp, int ev);
+void uroce_trace_why(struct uroce_qp *qp, enum uroce_why why, uint32_t psn, int64_t arg);
 
 /* 24-bit PSN arithmetic (IBTA 9.7.2): a - b as a signed distance. */
 static inline int32_t psn_diff(uint32_t a, uint32_t b)
