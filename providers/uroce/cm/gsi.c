@@ -15,10 +15,12 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
-#include "engine/engine.h"
 #include "cm/gsi.h"
-#include "engine/pkt.h"
+#include "device/qpn.h"
 #include "device/registry.h"
+#include "engine/engine.h"
+#include "transport/transport.h"
+#include "wire/wire.h"
 
 /* Member slots fit in the 10 bits a comm ID gives them. */
 #define MEMBER_SLOTS (1u << (32 - UROCE_GSI_COMM_ID_SLOT_SHIFT))
@@ -50,27 +52,28 @@ int uroce_gsi_attach(struct uroce_engine *eng)
 
 	if (!g)
 		return -ENOMEM;
-	uroce_gsi_members_file(path, sizeof(path), eng->nsid, eng->netdev, geteuid());
+	uroce_gsi_members_file(path, sizeof(path), uroce_engine_nsid(eng), uroce_engine_netdev(eng),
+			       geteuid());
 	g->members = uroce_qpn_open_file(path, MEMBER_SLOTS);
 	if (g->members)
-		g->slot = uroce_qpn_alloc(g->members, eng->xport->fwd_port);
+		g->slot = uroce_qpn_alloc(g->members, uroce_engine_fwd_port(eng));
 	if (!g->slot) {
 		/* Not a member: this process still answers what reaches it,
 		 * but cannot own connections on the device. */
 		fprintf(stderr, "uroce: %s: no QP1 member slot (%s): no rdma_cm connections\n",
-			eng->devname, strerror(errno ? errno : ENOSPC));
+			uroce_engine_devname(eng), strerror(errno ? errno : ENOSPC));
 	}
 	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 		r = (uint32_t)getpid() * 2654435761u;
 	atomic_store(&g->next_id, r);
 	g->eng = eng;
-	eng->gsi = g;
+	uroce_engine_set_gsi(eng, g);
 	return 0;
 }
 
 void uroce_gsi_detach(struct uroce_engine *eng)
 {
-	struct uroce_gsi *g = eng->gsi;
+	struct uroce_gsi *g = uroce_engine_gsi(eng);
 
 	if (!g)
 		return;
@@ -78,7 +81,7 @@ void uroce_gsi_detach(struct uroce_engine *eng)
 		uroce_qpn_free(g->members, g->slot);
 	uroce_qpn_close(g->members);
 	free(g);
-	eng->gsi = NULL;
+	uroce_engine_set_gsi(eng, NULL);
 }
 
 struct uroce_gsi *uroce_gsi_get(const char *devname, uroce_gsi_rx_fn fn, void *arg)
@@ -100,7 +103,7 @@ struct uroce_gsi *uroce_gsi_get(const char *devname, uroce_gsi_rx_fn fn, void *a
 		handler_arg = arg;
 		pthread_mutex_unlock(&handler_lock);
 	}
-	return eng->gsi;
+	return uroce_engine_gsi(eng);
 }
 
 void uroce_gsi_put(struct uroce_gsi *gsi)
@@ -111,12 +114,12 @@ void uroce_gsi_put(struct uroce_gsi *gsi)
 
 const char *uroce_gsi_devname(const struct uroce_gsi *gsi)
 {
-	return gsi->eng->devname;
+	return uroce_engine_devname(gsi->eng);
 }
 
 const char *uroce_gsi_netdev(const struct uroce_gsi *gsi)
 {
-	return gsi->eng->netdev;
+	return uroce_engine_netdev(gsi->eng);
 }
 
 uint32_t uroce_gsi_comm_id_alloc(struct uroce_gsi *gsi)
@@ -172,9 +175,9 @@ int uroce_gsi_send(struct uroce_gsi *gsi, const struct cm_msg *m,
 	if (ret == -EADDRINUSE || ret == -EACCES)
 		ret = uroce_pkt_send(eng, &av, uroce_xport_sport(CM_GSI_QPN), &p, &iov, 1);
 	if (ret == 0)
-		uroce_count(eng, UROCE_STAT_CM_MADS_TX, 1);
+		uroce_engine_count(eng, UROCE_STAT_CM_MADS_TX, 1);
 	else if (uroce_debug)
-		fprintf(stderr, "uroce: %s: sending CM %s failed: %s\n", eng->devname,
+		fprintf(stderr, "uroce: %s: sending CM %s failed: %s\n", uroce_engine_devname(eng),
 			cm_attr_name(m->attr_id), strerror(-ret));
 	return ret;
 }
@@ -196,14 +199,14 @@ static void answer_unowned(struct uroce_gsi *g, const struct uroce_rx *rx, const
 		out.remote_comm_id = in->local_comm_id;
 		out.msg_rejected = CM_MSG_RESPONSE_REQ;
 		out.reason = CM_REJ_INVALID_SERVICE_ID;
-		uroce_count(g->eng, UROCE_STAT_CM_REJ_NO_LISTENER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_CM_REJ_NO_LISTENER, 1);
 		break;
 	case CM_ATTR_SIDR_REQ:
 		out.attr_id = CM_ATTR_SIDR_REP;
 		out.request_id = in->request_id;
 		out.sidr_status = CM_SIDR_UNSUPPORTED;
 		out.service_id = in->service_id;
-		uroce_count(g->eng, UROCE_STAT_CM_REJ_NO_LISTENER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_CM_REJ_NO_LISTENER, 1);
 		break;
 	case CM_ATTR_DREQ:
 		out.attr_id = CM_ATTR_DREP;
@@ -211,12 +214,13 @@ static void answer_unowned(struct uroce_gsi *g, const struct uroce_rx *rx, const
 		out.remote_comm_id = in->local_comm_id;
 		break;
 	default:
-		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
 		return;
 	}
 	if (uroce_debug)
-		fprintf(stderr, "uroce: %s: CM %s owned by nobody: answering %s\n", g->eng->devname,
-			cm_attr_name(in->attr_id), cm_attr_name(out.attr_id));
+		fprintf(stderr, "uroce: %s: CM %s owned by nobody: answering %s\n",
+			uroce_engine_devname(g->eng), cm_attr_name(in->attr_id),
+			cm_attr_name(out.attr_id));
 	uroce_gsi_send(g, &out, rx->dst_ip, rx->src_ip);
 }
 
@@ -228,11 +232,11 @@ static void deliver(struct uroce_gsi *g, const struct uroce_rx *rx, const struct
 	uroce_gsi_rx_fn fn;
 	void *arg;
 
-	if (atomic_load(&g->eng->stop)) {
+	if (uroce_engine_stopping(g->eng)) {
 		/* The engine is closing (uroce_engine_put drains its
 		 * transport): the CM must not take a reference to it; a MAD
 		 * of ours left now is lost as it would be a moment later. */
-		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
 		return;
 	}
 	pthread_mutex_lock(&handler_lock);
@@ -252,11 +256,7 @@ static void deliver(struct uroce_gsi *g, const struct uroce_rx *rx, const struct
 /* Pass the packet to the process whose forwarding port is PORT. */
 static bool forward_to(struct uroce_gsi *g, uint16_t port, const struct uroce_rx *rx)
 {
-	if (rx->forwarded || !port || !g->eng->xport->ops->forward ||
-	    g->eng->xport->ops->forward(g->eng->xport, port, rx))
-		return false;
-	uroce_count(g->eng, UROCE_STAT_FORWARDED_OUT, 1);
-	return true;
+	return !rx->forwarded && port && uroce_engine_forward(g->eng, port, rx) == 0;
 }
 
 /* REQ and SIDR_REQ: the process listening on the service ID at the
@@ -288,7 +288,7 @@ static void route_by_service(struct uroce_gsi *g, const struct uroce_rx *rx, con
 		return;
 	if (pid && rx->forwarded) {
 		/* passed to us, but the table names another: it changed */
-		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
 		return;
 	}
 	answer_unowned(g, rx, m);
@@ -306,7 +306,7 @@ static void route_by_comm_id(struct uroce_gsi *g, const struct uroce_rx *rx, con
 		return;
 	}
 	if (rx->forwarded || !g->members) {
-		uroce_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
+		uroce_engine_count(g->eng, UROCE_STAT_DROP_CM_NO_OWNER, 1);
 		return;
 	}
 	owner = uroce_qpn_owner(g->members, slot, 0, &port);
@@ -322,51 +322,51 @@ static void route_by_comm_id(struct uroce_gsi *g, const struct uroce_rx *rx, con
 uint16_t uroce_gsi_local_port(struct uroce_engine *eng, const void *mad, size_t len,
 			      const uint8_t dgid[16])
 {
-	struct uroce_gsi *g = eng->gsi;
+	struct uroce_gsi *g = uroce_engine_gsi(eng);
 	uint16_t port = 0;
 	struct cm_msg m;
 	uint32_t slot;
 	pid_t pid;
 
 	if (!g || !g->members || cm_mad_parse(mad, len, &m) != CM_MAD_OK)
-		return eng->xport->fwd_port;
+		return uroce_engine_fwd_port(eng);
 	if (m.attr_id == CM_ATTR_REQ || m.attr_id == CM_ATTR_SIDR_REQ) {
 		pid = listener_of(&m, dgid);
 		if (pid && pid != getpid() && uroce_qpn_find(g->members, pid, &port) && port)
 			return port;
-		return eng->xport->fwd_port;
+		return uroce_engine_fwd_port(eng);
 	}
 	slot = cm_msg_dest_id(&m) >> UROCE_GSI_COMM_ID_SLOT_SHIFT;
 	if (slot && slot != g->slot && uroce_qpn_owner(g->members, slot, 1, &port) && port)
 		return port;
-	return eng->xport->fwd_port;
+	return uroce_engine_fwd_port(eng);
 }
 
 void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt)
 {
-	struct uroce_gsi *g = eng->gsi;
+	struct uroce_gsi *g = uroce_engine_gsi(eng);
 	struct cm_msg m;
 	int r;
 
 	/* QP1 takes only UD SENDs with the GSI Q_Key (IBTA 13.4.6.2;
 	 * rxe check_keys). */
 	if (pkt->opcode != CM_GSI_OPCODE) {
-		uroce_count(eng, UROCE_STAT_DROP_CM_NOT_UD_SEND, 1);
+		uroce_engine_count(eng, UROCE_STAT_DROP_CM_NOT_UD_SEND, 1);
 		return;
 	}
 	if (pkt->qkey != CM_GSI_QKEY) {
-		uroce_count(eng, UROCE_STAT_DROP_QKEY, 1);
+		uroce_engine_count(eng, UROCE_STAT_DROP_QKEY, 1);
 		return;
 	}
 	r = cm_mad_parse(pkt->payload, pkt->paylen, &m);
 	if (r != CM_MAD_OK) {
-		uroce_count(eng, UROCE_STAT_DROP_CM_LENGTH + (r - CM_MAD_E_LENGTH), 1);
+		uroce_engine_count(eng, UROCE_STAT_DROP_CM_LENGTH + (r - CM_MAD_E_LENGTH), 1);
 		if (uroce_debug)
 			fprintf(stderr, "uroce: %s: dropped a CM MAD from port %u: %s\n",
-				eng->devname, rx->src_port, cm_mad_reason_name(r));
+				uroce_engine_devname(eng), rx->src_port, cm_mad_reason_name(r));
 		return;
 	}
-	uroce_count(eng, UROCE_STAT_CM_MADS_RX, 1);
+	uroce_engine_count(eng, UROCE_STAT_CM_MADS_RX, 1);
 	if (!g)
 		return;
 	if (m.attr_id == CM_ATTR_REQ || m.attr_id == CM_ATTR_SIDR_REQ)

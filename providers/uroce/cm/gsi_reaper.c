@@ -26,7 +26,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "engine/engine.h"
 #include "cm/gsi.h"
 #include "transport/transport.h"
 #include "wire/wire.h"

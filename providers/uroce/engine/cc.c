@@ -75,7 +75,7 @@
  */
 #include <stdlib.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 enum {
 	CC_UNIT = 256,               /* the window is kept in 1/256 packets */

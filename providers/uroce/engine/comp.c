@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/mem.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"

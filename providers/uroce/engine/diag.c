@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* Milliseconds from NOW to T (negative: past), or "off" for T == 0. */
 static void put_time(char *buf, size_t len, uint64_t t, uint64_t now)

@@ -17,7 +17,7 @@
 #include <sys/timerfd.h>
 
 #include "wire/cm_mad.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/evobj.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"
@@ -129,6 +129,18 @@ struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn)
 	return qp;
 }
 
+int uroce_engine_forward(struct uroce_engine *eng, uint16_t port, const struct uroce_rx *rx)
+{
+	int ret;
+
+	if (!eng->xport->ops->forward)
+		return -EOPNOTSUPP;
+	ret = eng->xport->ops->forward(eng->xport, port, rx);
+	if (ret == 0)
+		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
+	return ret;
+}
+
 static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 {
 	uint16_t port = 0;
@@ -141,16 +153,12 @@ static void forward(struct uroce_engine *eng, uint32_t qpn, struct uroce_rx *rx)
 		goto drop;
 	if (!eng->xport->ops->forward)
 		goto drop;
-	if (eng->xport->ops->forward(eng->xport, port, rx) == 0) {
-		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
+	if (uroce_engine_forward(eng, port, rx) == 0)
 		return;
-	}
 	/* The owner may be gone: ask again, freeing its QPN if it died. */
 	owner = uroce_qpn_owner(eng->qpns, qpn, 1, &port);
-	if (owner && owner != getpid() && eng->xport->ops->forward(eng->xport, port, rx) == 0) {
-		uroce_count(eng, UROCE_STAT_FORWARDED_OUT, 1);
+	if (owner && owner != getpid() && uroce_engine_forward(eng, port, rx) == 0)
 		return;
-	}
 drop:
 	uroce_count(eng, UROCE_STAT_DROP_NO_QP, 1);
 }
@@ -231,6 +239,48 @@ bool uroce_engine_has_addr(struct uroce_engine *eng, const uint8_t *gid)
 		if (!memcmp(nd.addrs[i], gid, 16))
 			return true;
 	return false;
+}
+
+/* ---- what the CM's QP 1 asks of the engine (engine.h) --------------------- */
+
+const char *uroce_engine_devname(const struct uroce_engine *eng)
+{
+	return eng->devname;
+}
+
+const char *uroce_engine_netdev(const struct uroce_engine *eng)
+{
+	return eng->netdev;
+}
+
+const char *uroce_engine_nsid(const struct uroce_engine *eng)
+{
+	return eng->nsid;
+}
+
+uint16_t uroce_engine_fwd_port(const struct uroce_engine *eng)
+{
+	return eng->xport->fwd_port;
+}
+
+bool uroce_engine_stopping(struct uroce_engine *eng)
+{
+	return atomic_load(&eng->stop);
+}
+
+struct uroce_gsi *uroce_engine_gsi(const struct uroce_engine *eng)
+{
+	return eng->gsi;
+}
+
+void uroce_engine_set_gsi(struct uroce_engine *eng, struct uroce_gsi *gsi)
+{
+	eng->gsi = gsi;
+}
+
+void uroce_engine_count(struct uroce_engine *eng, enum uroce_stat e, uint64_t n)
+{
+	uroce_count(eng, e, n);
 }
 
 /* ---- the progress thread -------------------------------------------------- */
@@ -786,6 +836,11 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev)
 void uroce_qp_to_error(struct uroce_qp *qp)
 {
 	uroce_qp_to_error_ev(qp, -1);
+}
+
+bool uroce_engine_sq_draining(const struct uroce_qp *qp)
+{
+	return qp->state == IBV_QPS_SQD && qp->engine->sq_next != qp->sq.cons;
 }
 
 void uroce_check_drained(struct uroce_qp *qp)

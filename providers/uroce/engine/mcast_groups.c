@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/pkt.h"
 
 /* The joined group of GID, or NULL.  Under mcast_lock. */
@@ -56,12 +56,21 @@ static int new_grp(struct uroce_engine *eng, const union ibv_gid *gid, int famil
 	return ENOMEM; /* max_mcast_grp */
 }
 
-int uroce_mcast_attach(struct uroce_engine *eng, const union ibv_gid *gid, int family,
-		       uint32_t qpn)
+/* The engine of QP, NULL before it has one. */
+static struct uroce_engine *qp_engine(const struct uroce_qp *qp)
 {
+	return qp->engine ? qp->engine->eng : NULL;
+}
+
+int uroce_mcast_attach(struct uroce_qp *qp, const union ibv_gid *gid, int family)
+{
+	struct uroce_engine *eng = qp_engine(qp);
+	uint32_t qpn = qp->vqp.qp.qp_num;
 	struct uroce_mcast_grp *g;
 	int err = 0;
 
+	if (!eng)
+		return EINVAL;
 	pthread_mutex_lock(&eng->mcast_lock);
 	g = find_grp(eng, gid->raw);
 	if (!g)
@@ -90,11 +99,15 @@ static void remove_qpn(struct uroce_engine *eng, struct uroce_mcast_grp *g, int 
 	eng->xport->ops->mcast_leave(eng->xport, g->mgid.raw);
 }
 
-int uroce_mcast_detach(struct uroce_engine *eng, const union ibv_gid *gid, uint32_t qpn)
+int uroce_mcast_detach(struct uroce_qp *qp, const union ibv_gid *gid)
 {
+	struct uroce_engine *eng = qp_engine(qp);
+	uint32_t qpn = qp->vqp.qp.qp_num;
 	struct uroce_mcast_grp *g;
 	int err = EINVAL;
 
+	if (!eng)
+		return EINVAL;
 	pthread_mutex_lock(&eng->mcast_lock);
 	g = find_grp(eng, gid->raw);
 	for (int i = 0; g && i < g->n_qps; i++)
@@ -110,7 +123,7 @@ int uroce_mcast_detach(struct uroce_engine *eng, const union ibv_gid *gid, uint3
 /* Destroying a QP still attached is EBUSY, as in uverbs (mcast_list). */
 bool uroce_mcast_attached(struct uroce_qp *qp)
 {
-	struct uroce_engine *eng = qp->engine ? ((struct uroce_qp_eng *)qp->engine)->eng : NULL;
+	struct uroce_engine *eng = qp_engine(qp);
 	bool found = false;
 
 	if (!eng || qp->vqp.qp.qp_type != IBV_QPT_UD)

@@ -13,10 +13,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "engine/wq.h"
-
-/* True when [ADDR, ADDR+LEN) is mapped in this process (LEN 0: true). */
-bool uroce_mem_mapped(const void *addr, uint64_t len);
+#include "engine/engine.h"
 
 void uroce_mem_lock(struct uroce_qp *qp);
 void uroce_mem_unlock(struct uroce_qp *qp);

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "wire/cm_mad.h"
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"
 

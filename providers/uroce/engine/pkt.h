@@ -35,12 +35,8 @@ int uroce_pkt_opcode(enum ibv_qp_type qp_type, enum roce_kind kind, bool first, 
  * or the enum roce_reason it was rejected for. */
 int uroce_pkt_parse(struct uroce_engine *eng, const struct uroce_rx *rx, struct roce_pkt *pkt);
 
-/* Build headers for PKT (opcode set), append PAYLOAD, pad and ICRC, and
- * send it from (av->sgid, sport) to av->dst now, with anything this thread
- * has queued; 0 or -errno. */
-int uroce_pkt_send(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
-		   const struct roce_pkt *pkt, const struct iovec *payload, int n);
-/* The same, queued while this thread is inside uroce_tx_begin/end or until
+/* What uroce_pkt_send (engine.h: the CM sends QP 1's MADs with it) does,
+ * queued while this thread is inside uroce_tx_begin/end or until
  * the queue is full (then 0 means queued; a send error is counted and
  * reported by UROCE_DEBUG, the protocol recovers as from a loss).  PAYLOAD
  * must stay valid until the next uroce_tx_flush. */

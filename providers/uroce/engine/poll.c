@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* The kernel's struct sched_attr (include/uapi/linux/sched/types.h):
  * glibc 2.36 has no wrapper, so the system call is made directly. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "engine/evobj.h"
 #include "engine/mem.h"
 #include "engine/pkt.h"

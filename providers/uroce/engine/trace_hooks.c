@@ -11,7 +11,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 #include "trace/trace.h"
 
 static const char *const wr_names[] = {

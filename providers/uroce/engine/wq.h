@@ -44,6 +44,7 @@ struct uroce_ah {
 };
 
 struct uroce_xrcd_dom;
+struct uroce_qp_eng;
 
 /* ---- work queue entries ------------------------------------------------ */
 
@@ -224,8 +225,10 @@ struct uroce_qp {
 	int wr_error;
 	struct uroce_send_wqe *wr_cur;
 
-	/* engine-private state (requester, responder, completer) */
-	void *engine;
+	/* The engine's protocol state of the QP (requester, responder,
+	 * completer: engine_int.h), opaque outside engine/; NULL until
+	 * uroce_engine_qp_create. */
+	struct uroce_qp_eng *engine;
 };
 
 /* The reliable connected service: RC, and XRC, whose two halves (the send
@@ -244,25 +247,5 @@ static inline struct uroce_qp *qp_ex_to_uqp(struct ibv_qp_ex *qpx)
 {
 	return (struct uroce_qp *)qpx; /* qp_ex shares the start of verbs_qp */
 }
-
-/* ---- engine hooks the verbs layer calls (engine.c) ------------------------ */
-
-/* Give QP a device-unique QPN (shared with other processes); 0 or errno. */
-int uroce_engine_qp_create(struct uroce_qp *qp);
-/* The QP's state is about to change (qp->lock held): what it owes the
- * peer leaves first. */
-void uroce_engine_qp_leaving(struct uroce_qp *qp);
-/* State or attributes changed (called with qp->lock held, after the change). */
-void uroce_engine_qp_modified(struct uroce_qp *qp, enum ibv_qp_state old_state,
-			      int attr_mask);
-/* New send WQEs are in qp->sq (called with qp->lock held). */
-void uroce_engine_sq_posted(struct uroce_qp *qp);
-/* After a post published WQEs without the QP's lock: true if the engine's
- * next pass will send them, so that the post need not take the lock. */
-bool uroce_engine_post_deferred(struct uroce_qp *qp);
-/* New receive WQEs are in qp->rq or the SRQ (no lock held). */
-void uroce_engine_rq_posted(struct uroce_qp *qp);
-/* QP goes away: no packet or timer refers to it after this returns. */
-void uroce_engine_qp_destroy(struct uroce_qp *qp);
 
 #endif

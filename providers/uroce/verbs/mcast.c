@@ -21,28 +21,21 @@ static int mgid_family(const union ibv_gid *gid)
 	return gid->raw[0] == 0xff ? AF_INET6 : 0;
 }
 
-static struct uroce_engine *qp_engine(struct uroce_qp *qp)
-{
-	return qp->engine ? ((struct uroce_qp_eng *)qp->engine)->eng : NULL;
-}
-
+/* (EINVAL also from the engine: a QP without one yet.) */
 int uroce_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
-	struct uroce_engine *eng = qp_engine(to_uqp(ibqp));
 	int family = mgid_family(gid);
 
 	(void)lid;
-	if (ibqp->qp_type != IBV_QPT_UD || !family || !eng)
+	if (ibqp->qp_type != IBV_QPT_UD || !family)
 		return EINVAL;
-	return uroce_mcast_attach(eng, gid, family, ibqp->qp_num);
+	return uroce_mcast_attach(to_uqp(ibqp), gid, family);
 }
 
 int uroce_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid)
 {
-	struct uroce_engine *eng = qp_engine(to_uqp(ibqp));
-
 	(void)lid;
-	if (ibqp->qp_type != IBV_QPT_UD || !mgid_family(gid) || !eng)
+	if (ibqp->qp_type != IBV_QPT_UD || !mgid_family(gid))
 		return EINVAL;
-	return uroce_mcast_detach(eng, gid, ibqp->qp_num);
+	return uroce_mcast_detach(to_uqp(ibqp), gid);
 }

@@ -337,8 +337,7 @@ int uroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->cap = qp->cap;
-	attr->sq_draining = qp->state == IBV_QPS_SQD &&
-			    ((struct uroce_qp_eng *)qp->engine)->sq_next != qp->sq.cons;
+	attr->sq_draining = uroce_engine_sq_draining(qp);
 	pthread_mutex_unlock(&qp->lock);
 	if (init) {
 		memset(init, 0, sizeof(*init));
