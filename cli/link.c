@@ -14,7 +14,7 @@
 #include <uroce/stats.h>
 
 #include "cli.h"
-#include "device/registry.h"
+#include "device/device.h"
 #include "transport/xdp/xdp_load.h"
 
 /* Serialise registry changes of one namespace (concurrent link add/del). */

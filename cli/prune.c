@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "device/registry.h"
+#include "device/device.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71

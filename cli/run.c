@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "provider_version.h"
-#include "device/registry.h"
+#include "device/device.h"
 
 /* Is this uroce binary the one in the build tree (not installed)? */
 static int from_build_tree(void)

@@ -13,7 +13,7 @@
 #include <uroce/stats.h>
 
 #include "cli.h"
-#include "device/registry.h"
+#include "device/device.h"
 
 struct opts {
 	bool all, procs, json;

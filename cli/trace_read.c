@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "wire/cm_mad.h"
+#include "wire/wire.h"
 #include "trace.h"
 
 enum { SHB = 0x0a0d0d0a, IDB = 1, EPB = 6, SJEB = 9, BYTE_ORDER_MAGIC = 0x1a2b3c4d };

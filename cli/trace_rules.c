@@ -8,9 +8,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "wire/cm_mad.h"
+#include "wire/wire.h"
 #include "trace.h"
-#include "trace/why.h"
+#include "trace/trace.h"
 
 static const struct {
 	const char *name, *arg, *section, *title, *words;

@@ -24,8 +24,7 @@
 #include <sys/stat.h>
 
 #include "cm/gsi.h"
-#include "device/qpn.h"
-#include "device/registry.h"
+#include "device/device.h"
 
 #define PORTS_MAGIC 0x75726f6365637031ULL /* "urocecp1" */
 #define PORTS_SLOTS 4096

@@ -17,7 +17,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include <uroce/ib_cm.h>
-#include "wire/cm_mad.h"
+#include "wire/wire.h"
 
 #define CONN_REJ_CONSUMER_DEFINED CM_REJ_CONSUMER_DEFINED
 #define CONN_REJ_VENDOR_OPTION_NOT_SUPPORTED CM_REJ_VENDOR_OPTION_NOT_SUPPORTED

@@ -16,8 +16,7 @@
 #include <sys/random.h>
 
 #include "cm/gsi.h"
-#include "device/qpn.h"
-#include "device/registry.h"
+#include "device/device.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
 #include "wire/wire.h"

@@ -27,7 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wire/cm_mad.h"
+#include "cm/cm.h"
+#include "wire/wire.h"
 
 struct uroce_gsi;   /* one per (process, device): the device's engine */
 
@@ -48,22 +49,9 @@ typedef void (*uroce_gsi_rx_fn)(void *arg, struct uroce_gsi *gsi,
  * lazily; a wildcard listener must hear REQs on every device).  FN(ARG)
  * receives every CM MAD routed to this process on the device (the last
  * registration wins; NULL keeps the current one).  Refcounted.  NULL with
- * errno (ENODEV: no such device).
+ * errno (ENODEV: no such device).  (The engine's side of QP 1, its
+ * upcalls, is in cm.h.)
  */
-/* The engine's side (its upcalls, engine/upcalls.h; verbs/provider.c
- * puts these in the table): a device's engine opens and closes; a packet
- * to QP 1 that passed the wire checks; the forwarding port of the process
- * of this device that MAD (LEN bytes, to address DGID of this device) is
- * for, ours if no other process owns it. */
-struct uroce_engine;
-struct uroce_rx;
-struct roce_pkt;
-int uroce_gsi_attach(struct uroce_engine *eng);
-void uroce_gsi_detach(struct uroce_engine *eng);
-void uroce_gsi_rx(struct uroce_engine *eng, const struct uroce_rx *rx, const struct roce_pkt *pkt);
-uint16_t uroce_gsi_local_port(struct uroce_engine *eng, const void *mad, size_t len,
-			      const uint8_t dgid[16]);
-
 struct uroce_gsi *uroce_gsi_get(const char *devname, uroce_gsi_rx_fn fn, void *arg);
 void uroce_gsi_put(struct uroce_gsi *gsi);
 const char *uroce_gsi_devname(const struct uroce_gsi *gsi);

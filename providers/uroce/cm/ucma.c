@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cm/ucma.h"
-#include "cm/ucma_ops.h"
+#include "cm/cm.h"
 #include "trace/trace.h"
 
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -14,8 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "device/registry.h"
-#include "device/netdev.h"
+#include "device/device.h"
 #include "cm/ucma.h"
 
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };

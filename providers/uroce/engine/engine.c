@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 
-#include "wire/cm_mad.h"
+#include "wire/wire.h"
 #include "engine/engine_int.h"
 #include "engine/evobj.h"
 #include "engine/pkt.h"

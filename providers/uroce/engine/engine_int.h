@@ -19,7 +19,7 @@
 #include <uroce/roce_hdr.h>
 #include <uroce/stats.h>
 
-#include "device/qpn.h"
+#include "device/device.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
 

@@ -15,7 +15,7 @@
 
 #include "engine/evobj.h"
 #include "engine/keytab.h"
-#include "device/registry.h"
+#include "device/device.h"
 
 struct uroce_engine;
 struct uroce_monitor;

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wire/cm_mad.h"
+#include "wire/wire.h"
 #include "engine/engine_int.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"

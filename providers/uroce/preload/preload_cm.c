@@ -23,7 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "cm/ucma_ops.h"
+#include "cm/cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_TRACKED_FD 65536

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "engine/wq.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 #include "wire/wire.h"
 

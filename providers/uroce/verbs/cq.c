@@ -5,9 +5,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/evobj.h"
-#include "engine/wq.h"
-#include "engine/objects.h"
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 

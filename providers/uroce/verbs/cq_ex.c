@@ -19,8 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/evobj.h"
-#include "engine/objects.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 #define UROCE_WC_FLAGS_TS                                                      \

@@ -9,8 +9,6 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "engine/engine.h"
-#include "engine/evobj.h"
-#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch)

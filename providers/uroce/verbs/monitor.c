@@ -19,8 +19,7 @@
 #include <netlink/route/link.h>
 #include <linux/rtnetlink.h>
 
-#include "engine/evobj.h"
-#include "engine/objects.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 struct uroce_monitor {

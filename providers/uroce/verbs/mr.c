@@ -17,8 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "engine/mem.h"
-#include "engine/objects.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 #define SUPPORTED_ACCESS                                                       \

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 
 #include "engine/engine.h"
-#include "engine/wq.h"
-#include "engine/objects.h"
 #include "verbs/verbs.h"
 
 /* LOCAL_WRITE means nothing for a window, but programs pass it (rdma-core's

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/objects.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *context)

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/wq.h"
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 

@@ -16,10 +16,7 @@
 #include "verbs/abi_guard.h"
 #include "provider_version.h"
 #include "engine/engine.h"
-#include "engine/wq.h"
-#include "engine/evobj.h"
-#include "engine/objects.h"
-#include "cm/gsi.h"
+#include "cm/cm.h"
 #include "verbs/verbs.h"
 
 /* Our registry writes device/modalias = "uroce:NAME" (see tree.c). */

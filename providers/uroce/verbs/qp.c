@@ -8,8 +8,6 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "engine/evobj.h"
-#include "engine/wq.h"
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 

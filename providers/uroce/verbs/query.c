@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "provider_version.h"
-#include "device/qpn.h"
-#include "engine/objects.h"
+#include "device/device.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 /*

@@ -11,10 +11,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
-#include "engine/evobj.h"
-#include "engine/wq.h"
-#include "engine/upcalls.h"
-#include "engine/objects.h"
+#include "engine/engine.h"
 
 /* cq.c: append a completion; -ENOSPC on overrun (the CQ goes to error).
  * SOLICITED: a receive completion of a message with the SE bit. */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/wq.h"
+#include "engine/engine.h"
 #include "verbs/verbs.h"
 
 /* One XRC domain; each ibv_open_xrcd of it gives a handle. */

@@ -21,6 +21,9 @@
 
 #include <uroce/roce_hdr.h>
 
+/* The CM's MADs, which QP 1 carries (cm_mad.c). */
+#include "wire/cm_mad.h"
+
 /* What a packet does, independent of its transport. */
 enum roce_kind {
 	ROCE_K_SEND,

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "device/netdev.h"
+#include "device/device.h"
 #include "transport/transport.h"
 
 #ifndef IPV6_FLOWINFO

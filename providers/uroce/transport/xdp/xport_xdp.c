@@ -27,8 +27,7 @@
 #include <uroce/stats.h>
 
 #include "transport/transport.h"
-#include "device/netdev.h"
-#include "device/registry.h"
+#include "device/device.h"
 #include "wire/wire.h"
 #include "transport/xdp/xdp_frame.h"
 #include "transport/xdp/xdp_load.h"
