@@ -84,8 +84,9 @@
 	X(TX_NOT_SENT, "tx_packets_not_sent")                                  \
 	/* transport/udp: datagrams longer than the receive buffer (cut) */    \
 	X(RX_TRUNCATED, "rx_datagrams_truncated")                              \
-	/* engine.c: a connection's packets came from a port not predicted,   \
-	 * its socket was connected again (queued datagrams are lost) */       \
+	/* engine/recv.c: a connection's packets came from a port not         \
+	 * predicted, its socket was connected again (queued datagrams are    \
+	 * lost) */                                                            \
 	X(CONN_RESTEERS, "conn_resteers")                                      \
 	/* engine/poll.c: the progress thread left the wire to polling        \
 	 * applications for a while (woken in vain too often) */             \
@@ -98,8 +99,9 @@
 	 * beneath it: to this host, without a socket on the queue, too long) */ \
 	X(XDP_RX_FRAMES, "xdp_rx_packets")                                     \
 	X(XDP_TX_FRAMES, "xdp_tx_packets")                                     \
-	/* engine.c: packets the progress thread took from the transport      \
-	 * (the rest: application threads in ibv_poll_cq and posts) */        \
+	/* engine/progress.c: packets the progress thread took from the       \
+	 * transport (the rest: application threads in ibv_poll_cq and        \
+	 * posts) */                                                           \
 	X(PROGRESS_RX, "progress_rx_packets")
 
 enum uroce_stat {

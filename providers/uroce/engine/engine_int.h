@@ -234,16 +234,55 @@ static inline uint32_t uroce_npkts(const struct uroce_qp_eng *qe, uint64_t len)
 	return len ? (uint32_t)((len + uroce_qp_mtu(qe) - 1) / uroce_qp_mtu(qe)) : 1;
 }
 
-/* engine.c */
-/* The engine of CTX's device (a reference). */
+/* ---- what each file offers the others ------------------------------------ */
+
+/* engine.c: the engine of CTX's device (a reference). */
 struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
-/* CLOCK_MONOTONIC in ns; inside this thread's transmit batch, the time it
- * was first asked in the batch (pkt.c). */
-uint64_t uroce_now_ns(void);
-/* Keep the timer tick running for this QP while it has timers (qp->lock held). */
-void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
-/* Wake the progress thread: it has work that no packet will announce. */
+
+/* The progress thread's epoll set: the data of each fd (engine.c adds
+ * them, progress.c waits on them). */
+#define WAKE_IDX 1
+#define XPORT_IDX 2
+#define TICK_IDX 3
+/* Packets taken from the transport per call, and calls per wake-up. */
+#define RX_BURST 64
+#define RX_ROUNDS 64
+
+/* Who ran a receive burst, and so which of its ACKs may wait (resp.c). */
+enum uroce_burst_by {
+	UROCE_BURST_PROGRESS,        /* the progress thread */
+	UROCE_BURST_APP,             /* an application thread's CQ poll */
+};
+
+/* recv.c: local QP number QPN, its lock held, or NULL (none); a packet
+ * arrived; everything the transport has, a burst at a time, dispatched
+ * (rx_lock held): the packets taken. */
+struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn);
+void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
+unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_by by);
+
+/* progress.c: the progress thread (ARG: its engine); wake it: it has work
+ * that no packet will announce. */
+void *uroce_progress_thread(void *arg);
 void uroce_engine_wake(struct uroce_engine *eng);
+
+/* tick.c: the timer tick.  The longest the progress thread takes to look
+ * at a stalled transmit queue or an application's held ACKs; a look
+ * within it (an application's held ACKs, resp.c); one by AT_NS at the
+ * latest; keep it running for QE while it has timers (qp->lock held); run
+ * the timers that are due (the progress thread). */
+#define UROCE_TICK_NS 1000000ull
+void uroce_engine_start_tick(struct uroce_engine *eng);
+void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
+void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
+void uroce_engine_run_timers(struct uroce_engine *eng);
+
+/* cqe.c: complete a send WQE into the send CQ (honouring signaling)
+ * (qp->lock held). */
+void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
+			 enum ibv_wc_status status);
+/* Flush both queues of a QP in the error state (qp->lock held). */
+void uroce_qp_flush(struct uroce_qp *qp);
 /* Move QP to the error state and flush its queues (qp->lock held), telling
  * the owner with asynchronous event EV (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR:
  * a responder's errors, which no completion of the owner's reports), or
@@ -254,9 +293,10 @@ void uroce_qp_to_error_ev(struct uroce_qp *qp, int ev);
 void uroce_qp_to_error(struct uroce_qp *qp);
 /* SQD: report SQ_DRAINED once nothing is outstanding. */
 void uroce_check_drained(struct uroce_qp *qp);
-/* Complete a send WQE into the send CQ (honouring signaling) (qp->lock held). */
-void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
-			 enum ibv_wc_status status);
+
+/* pkt.c: CLOCK_MONOTONIC in ns; inside this thread's transmit batch, the
+ * time it was first asked in the batch.  (The rest of pkt.c: pkt.h.) */
+uint64_t uroce_now_ns(void);
 
 /* mcast_groups.c: a packet for QP 0xFFFFFF (IBTA 9.8.1: multicast) to
  * the group RX->dst_ip: delivered to every QP of ENG attached to it; the
@@ -264,11 +304,7 @@ void uroce_complete_send(struct uroce_qp *qp, struct uroce_send_wqe *w,
 void uroce_mcast_rx(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt);
 void uroce_mcast_close(struct uroce_engine *eng);
 
-/* Local QP number QPN, its lock held, or NULL (none). */
-struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn);
-/* engine.c: a packet arrived */
-void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
-/* UROCE_STATS=1 at exit: every QP with work outstanding (diag.c). */
+/* diag.c: UROCE_STATS=1 at exit: every QP with work outstanding. */
 void uroce_engine_dump_qps(struct uroce_engine *eng);
 
 /* poll.c: the progress thread's polling policy (UROCE_BUSY_POLL_US,
@@ -296,7 +332,6 @@ uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng);
 bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
 
-
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);
 void uroce_req_reset(struct uroce_qp *qp);
@@ -317,7 +352,6 @@ bool uroce_cc_post_waits(const struct uroce_qp *qp);
 bool uroce_cc_burst_waits(const struct uroce_qp_eng *qe, uint32_t unacked);
 
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
-struct roce_pkt;
 void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
 /* resp.c: request packets */
@@ -331,11 +365,6 @@ void uroce_resp_ack_before_requests(struct uroce_qp *qp);
 /* A receive burst starts: ACKs wait for its end (uroce_resp_flush_acks),
  * one per QP for the highest PSN acknowledged. */
 void uroce_resp_acks_begin(struct uroce_engine *eng);
-/* Who ran a receive burst, and so which of its ACKs may wait (resp.c). */
-enum uroce_burst_by {
-	UROCE_BURST_PROGRESS,        /* the progress thread */
-	UROCE_BURST_APP,             /* an application thread's CQ poll */
-};
 /* The burst ends: its ACKs leave now, or wait for the QP's next post
  * (resp.c). */
 void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by);
@@ -348,12 +377,6 @@ enum uroce_held_flush {
 void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which);
 /* How long until the oldest held ACK must leave: 0 now, UINT64_MAX none. */
 uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng);
-/* Wake the progress thread within the timer tick (1 ms). */
-/* The longest the progress thread takes to look at a stalled transmit
- * queue or an application's held ACKs. */
-#define UROCE_TICK_NS 1000000ull
-void uroce_engine_start_tick(struct uroce_engine *eng);
-void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
 
 /* trace_hooks.c: the engine's trace hooks (UROCE_TRACE, trace/trace.h).
  * The requester starts W (its PSNs are known from now on); the engine

@@ -208,7 +208,7 @@ void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by)
 	/* An application thread's holds: the progress thread looks on the
 	 * tick, or at its next look when it defers to polling applications
 	 * (a ping-pong's every poll holds one: a tick for each cost a
-	 * wake-up a millisecond).  Its own: it times them itself (engine.c). */
+	 * wake-up a millisecond).  Its own: it times them itself (progress.c). */
 	if (held && by == UROCE_BURST_APP && !uroce_poll_looks_within(eng, UROCE_TICK_NS))
 		uroce_engine_start_tick(eng);
 	if (held && by == UROCE_BURST_PROGRESS)

@@ -2,8 +2,8 @@
 /*
  * Queue pairs, shared receive queues, address handles and their work
  * queue entries: the contract between the verbs layer (qp.c, srq.c, ah.c,
- * post.c, wr.c: validation, rings) and the protocol engine (engine*.c,
- * req.c, resp.c, comp.c: packets, PSNs, completions).
+ * post.c, wr.c: validation, rings) and the protocol engine (qp_hooks.c,
+ * req.c, resp*.c, comp.c, cqe.c: packets, PSNs, completions).
  *
  * Locking: qp->lock protects the rings and all protocol state of a QP; the
  * verbs layer takes it to post, the engine to transmit and receive.  A CQ
