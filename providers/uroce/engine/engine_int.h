@@ -22,6 +22,7 @@
 #include "device/device.h"
 #include "engine/engine.h"
 #include "transport/transport.h"
+#include "wire/wire.h"
 
 struct uroce_pcap;
 
@@ -207,6 +208,12 @@ struct uroce_qp_eng {
 	uint32_t atomic_next;
 };
 
+/* The engine of QP, which has one (after uroce_engine_qp_create). */
+static inline struct uroce_engine *uroce_eng_of(const struct uroce_qp *qp)
+{
+	return qp->engine->eng;
+}
+
 /* A READ or atomic: it takes one of the QP's max_rd_atomic slots and its
  * response, not an ACK, completes it. */
 static inline bool uroce_is_rd_atomic(enum ibv_wr_opcode op)
@@ -354,9 +361,31 @@ bool uroce_cc_burst_waits(const struct uroce_qp_eng *qe, uint32_t unacked);
 /* comp.c: ACK, NAK, READ response and ATOMIC ACK packets */
 void uroce_comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
-/* resp.c: request packets */
+/* resp.c: request packets; a responder error of class "the QP goes to
+ * error" (IBTA 9.9.3.1.2): the NAK NAK_CODE for PSN (RC), the receive
+ * WQE in progress completed with LOCAL, the QP to error with the event
+ * the code calls for. */
 void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt,
 		   const struct uroce_rx *rx);
+void uroce_resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
+		      enum ibv_wc_status local, const struct roce_pkt *pkt);
+/* resp_read.c: answer a READ request (its responses carry its PSNs,
+ * IBTA 9.7.5.1.5) and execute an atomic; a duplicate request (PSN before
+ * the expected one, 9.7.5.1.1). */
+void uroce_resp_read(struct uroce_qp *qp, const struct roce_pkt *pkt);
+void uroce_resp_atomic(struct uroce_qp *qp, const struct roce_pkt *pkt);
+void uroce_resp_duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt);
+/* resp_ack.c: a response of KIND for PSN with an AETH of SYNDROME (and
+ * PAYLOAD, N pieces; ORIG: an ATOMIC ACK's result), after the ACK the QP
+ * has due; an ACK of PSN (coalesced within a receive burst); a NAK of
+ * CODE (enum roce_nak_code); an RNR NAK, after which later packets are
+ * dropped until PSN comes again. */
+void uroce_resp_send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
+			  uint8_t syndrome, const struct iovec *payload, int n,
+			  bool first, bool last, uint64_t orig);
+void uroce_resp_ack(struct uroce_qp *qp, uint32_t psn);
+void uroce_resp_nak(struct uroce_qp *qp, uint32_t psn, uint8_t code);
+void uroce_resp_rnr_nak(struct uroce_qp *qp, uint32_t psn);
 /* Send QP's coalesced ACK if one is due (qp->lock held). */
 void uroce_resp_flush_ack(struct uroce_qp *qp);
 /* Before QP's new requests: the ACK it owes, or one another thread has

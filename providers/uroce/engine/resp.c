@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * The responder (IBTA 9.7.5, 9.8, 9.9.3): checks a request's PSN, keys and
- * lengths, places SEND and WRITE data, answers READs and atomics, and
- * acknowledges.  RC answers every problem with the NAK the spec assigns;
- * UC and UD drop silently.  Called with qp->lock held.
+ * The responder (IBTA 9.7.5, 9.8, 9.9.3): a request's checks and its
+ * placement.  It checks a request's PSN, the QP's state and access rights,
+ * lengths and keys; places SEND data in receive WQEs (UD's behind the GRH
+ * it rebuilds) and WRITE and ATOMIC WRITE data in MRs; and completes
+ * receives.  RC answers every problem with the NAK the spec assigns; UC
+ * and UD drop silently.  ACKs and NAKs are resp_ack.c's; READ and atomic
+ * responses and duplicates, resp_read.c's.  Called with qp->lock held.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,307 +18,6 @@
 #include "engine/mem.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"
-
-static struct uroce_engine *eng_of(struct uroce_qp *qp)
-{
-	return ((struct uroce_qp_eng *)qp->engine)->eng;
-}
-
-/* ---- sending ACKs and responses --------------------------------------------- */
-
-static void send_aeth_msn(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
-			  uint8_t syndrome, const struct iovec *payload, int n,
-			  bool first, bool last, uint64_t orig, uint32_t msn)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-	struct roce_pkt p = {
-		.kind = kind,
-		.pkey = 0xffff,
-		.dqpn = qp->attr.dest_qp_num,
-		.psn = psn,
-		.syndrome = syndrome,
-		.msn = msn & 0xffffff,
-		.orig = orig,
-	};
-
-	p.opcode = uroce_pkt_opcode(qp->vqp.qp.qp_type, kind, first, last, false, false);
-	uroce_pkt_queue(qe->eng, &qp->av, qp->udp_sport, &p, payload, n);
-}
-
-static void send_ack_due(struct uroce_qp *qp)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	send_aeth_msn(qp, ROCE_K_ACK, qe->ack_psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID,
-		      NULL, 0, true, true, 0, qe->ack_msn);
-}
-
-/* Every response of a QP leaves after the ACK it has due: the requester
- * sees PSNs acknowledged in order. */
-static void send_aeth(struct uroce_qp *qp, enum roce_kind kind, uint32_t psn,
-		      uint8_t syndrome, const struct iovec *payload, int n,
-		      bool first, bool last, uint64_t orig)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	uroce_resp_flush_ack(qp);
-	send_aeth_msn(qp, kind, psn, syndrome, payload, n, first, last, orig, qe->msn);
-}
-
-/* ---- coalesced ACKs (IBTA 9.7.5.1.1: an ACK acknowledges every PSN up to
- * its own, so one ACK may answer many AckReq packets) ---------------------- */
-
-/* The QPs with an ACK due in the receive burst this thread dispatches. */
-#define ACKS_DUE_MAX 64
-static __thread struct {
-	struct uroce_engine *eng;   /* NULL: no burst open, ACKs leave at once */
-	uint64_t gen;               /* this burst's number (eng->acks_sent_gen + 1) */
-	unsigned int n;
-	uint32_t qpn[ACKS_DUE_MAX];
-} acks;
-
-void uroce_resp_flush_ack(struct uroce_qp *qp)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	if (!qe || !qe->ack_due)
-		return;
-	qe->ack_due = false;
-	/* Owed for requests received before an error: still sent. */
-	if (qp->state < IBV_QPS_RTR)
-		return;
-	send_ack_due(qp);
-	/* Inside a burst it waits in this thread's queue until the burst
-	 * ends (uroce_resp_flush_acks). */
-	if (acks.eng == qe->eng)
-		qe->ack_gen = acks.gen;
-}
-
-/*
- * A NIC acknowledges a request on receipt, so the peer sees the ACK of its
- * request before any request this QP sends after the receive completed
- * (programs rely on it: perftest -e takes its send completion first).
- * Here the ACK may wait in the queue of the thread that ran the burst,
- * not yet sent, while the application posts: then it is said again, first.
- * The requester drops the later copy: it acknowledges nothing new.
- */
-void uroce_resp_ack_before_requests(struct uroce_qp *qp)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	if (qe->ack_due) {
-		uroce_resp_flush_ack(qp);
-		return;
-	}
-	if (qe->ack_gen && !(acks.eng == qe->eng && acks.gen == qe->ack_gen) &&
-	    qe->ack_gen > atomic_load(&qe->eng->acks_sent_gen) && qp->state >= IBV_QPS_RTR)
-		send_ack_due(qp);
-}
-
-void uroce_resp_acks_begin(struct uroce_engine *eng)
-{
-	acks.eng = eng;
-	acks.gen = atomic_load(&eng->acks_sent_gen) + 1;
-	acks.n = 0;
-}
-
-/* Keep QPN's due ACK for later (uroce_resp_flush_held); SINCE: when it was
- * first held.  False: no room. */
-static bool hold_ack(struct uroce_engine *eng, uint32_t qpn, uint64_t since)
-{
-	unsigned int n;
-	bool room;
-
-	pthread_mutex_lock(&eng->held_lock);
-	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
-	room = n < sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0]);
-	if (room) {
-		if (!n || since < atomic_load(&eng->held_since_ns))
-			atomic_store(&eng->held_since_ns, since);
-		eng->held_qpn[n] = qpn;
-		atomic_store(&eng->n_held, n + 1);
-	}
-	pthread_mutex_unlock(&eng->held_lock);
-	return room;
-}
-
-enum {
-	HOLD_MISS_LIMIT = 2,    /* misses in a row before the progress thread stops holding */
-	HOLD_RETRY_EVERY = 256, /* and then it tries again once in so many ACKs */
-};
-
-/*
- * May the progress thread hold QE's ACK?  Yes while the application has
- * been taking held ACKs along with its posts (a ping-pong: ib_write_lat's
- * side spins on memory and answers each WRITE with one).  Not after
- * HOLD_MISS_LIMIT holds in a row that only the clock sent (a one-way
- * stream, a receiver that never answers), but for one trial now and then.
- */
-static bool progress_may_hold(struct uroce_qp_eng *qe)
-{
-	if (qe->hold_misses < HOLD_MISS_LIMIT)
-		return true;
-	return ++qe->hold_tries % HOLD_RETRY_EVERY == 0;
-}
-
-/*
- * The burst's ACKs leave now, or wait for the QP's next post (IBTA
- * 9.7.5.1.1: one ACK may answer many requests, and none is owed at once).
- * A post takes the ACK along in its own system call (uroce_req_progress).
- *
- * - An application thread's CQ poll ran the burst: that thread is about to
- *   see the completions, and an application that answers each receive
- *   with a send (a ping-pong) gets its completion a system call sooner.
- * - The progress thread ran it: it holds an ACK only while the QP's
- *   application has been answering (progress_may_hold).  The peer, polling
- *   for that ACK, then finds the answer's request ahead of it, and its
- *   application thread handles both with no thread of its own woken.
- *
- * What no post takes leaves at the application's next poll, or after
- * ack_hold_ns (the progress thread's clock, uroce_resp_held_wait_ns).
- */
-void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by)
-{
-	uint64_t now = 0;
-	bool held = false;
-
-	for (unsigned int i = 0; i < acks.n; i++) {
-		struct uroce_qp *qp;
-
-		if (!now && eng->ack_hold_ns)
-			now = uroce_now_ns();
-		if (by == UROCE_BURST_APP && eng->ack_hold_ns && hold_ack(eng, acks.qpn[i], now)) {
-			held = true;
-			continue;
-		}
-		qp = uroce_engine_qp_locked(eng, acks.qpn[i]);
-		if (!qp)
-			continue;
-		if (by == UROCE_BURST_PROGRESS && eng->ack_hold_ns && qp->engine &&
-		    progress_may_hold(qp->engine) && hold_ack(eng, acks.qpn[i], now)) {
-			held = true;
-			pthread_mutex_unlock(&qp->lock);
-			continue;
-		}
-		uroce_resp_flush_ack(qp);
-		pthread_mutex_unlock(&qp->lock);
-	}
-	/* The burst's ACKs (and responses) go now: then they are on the wire. */
-	uroce_tx_flush();
-	atomic_store(&eng->acks_sent_gen, acks.gen);
-	acks.n = 0;
-	acks.eng = NULL;
-	/* An application thread's holds: the progress thread looks on the
-	 * tick, or at its next look when it defers to polling applications
-	 * (a ping-pong's every poll holds one: a tick for each cost a
-	 * wake-up a millisecond).  Its own: it times them itself (progress.c). */
-	if (held && by == UROCE_BURST_APP && !uroce_poll_looks_within(eng, UROCE_TICK_NS))
-		uroce_engine_start_tick(eng);
-	if (held && by == UROCE_BURST_PROGRESS)
-		eng->progress_held = true;
-}
-
-/* Worth keeping at an application's next poll: the QP's own requests are
- * still unacknowledged, so the application is likely waiting for their
- * completion to post again (ib_write_lat between its WRITE and the ACK). */
-static bool keep_for_post(const struct uroce_qp *qp)
-{
-	const struct uroce_qp_eng *qe = qp->engine;
-
-	return qp->state == IBV_QPS_RTS && psn_diff(qe->cur_psn, qe->una_psn) > 0;
-}
-
-uint64_t uroce_resp_held_wait_ns(struct uroce_engine *eng)
-{
-	uint64_t age;
-
-	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
-		return UINT64_MAX;
-	age = uroce_now_ns() - atomic_load(&eng->held_since_ns);
-	return age >= eng->ack_hold_ns ? 0 : eng->ack_hold_ns - age;
-}
-
-void uroce_resp_flush_held(struct uroce_engine *eng, enum uroce_held_flush which)
-{
-	uint32_t qpns[sizeof(eng->held_qpn) / sizeof(eng->held_qpn[0])];
-	unsigned int n;
-	uint64_t since;
-	bool expired;
-
-	if (!atomic_load_explicit(&eng->n_held, memory_order_acquire))
-		return;
-	expired = uroce_resp_held_wait_ns(eng) == 0;
-	if (which == UROCE_HELD_EXPIRED && !expired)
-		return;
-	pthread_mutex_lock(&eng->held_lock);
-	n = atomic_load_explicit(&eng->n_held, memory_order_relaxed);
-	memcpy(qpns, eng->held_qpn, n * sizeof(qpns[0]));
-	since = atomic_load(&eng->held_since_ns);
-	atomic_store(&eng->n_held, 0);
-	pthread_mutex_unlock(&eng->held_lock);
-	uroce_tx_begin(eng);
-	for (unsigned int i = 0; i < n; i++) {
-		struct uroce_qp *qp = uroce_engine_qp_locked(eng, qpns[i]);
-		struct uroce_qp_eng *qe;
-
-		if (!qp)
-			continue;
-		qe = qp->engine;
-		/* Kept: back on the list, as old as it was (no room: it goes). */
-		if (qe && qe->ack_due && which == UROCE_HELD_POLL && !expired && keep_for_post(qp) &&
-		    hold_ack(eng, qpns[i], since)) {
-			pthread_mutex_unlock(&qp->lock);
-			continue;
-		}
-		if (qe && qe->ack_due) {
-			/* No post took it: a miss. */
-			qe->hold_misses += qe->hold_misses < UINT8_MAX;
-			uroce_resp_flush_ack(qp);
-		} else if (qe) {
-			/* Gone already: the QP posted meanwhile and took it
-			 * along (or was replaced: a new QP of that number owes
-			 * nothing yet). */
-			qe->hold_misses = 0;
-		}
-		pthread_mutex_unlock(&qp->lock);
-	}
-	uroce_tx_end(eng);
-}
-
-static void ack(struct uroce_qp *qp, uint32_t psn)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	if (acks.eng != qe->eng || (!qe->ack_due && acks.n == ACKS_DUE_MAX)) {
-		send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0,
-			  true, true, 0);
-		return;
-	}
-	if (!qe->ack_due)
-		acks.qpn[acks.n++] = qp->vqp.qp.qp_num;
-	qe->ack_due = true;
-	qe->ack_psn = psn;
-	qe->ack_msn = qe->msn;
-}
-
-static void nak(struct uroce_qp *qp, uint32_t psn, uint8_t code)
-{
-	uroce_count(eng_of(qp), uroce_nak_stat(UROCE_STAT_NAKS_TX_SEQ, code), 1);
-	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_NAK | code, NULL, 0, true, true, 0);
-}
-
-static void rnr_nak(struct uroce_qp *qp, uint32_t psn)
-{
-	/* Until PSN comes again, later packets are dropped without a
-	 * sequence NAK: the requester is waiting out the RNR timer. */
-	((struct uroce_qp_eng *)qp->engine)->nak_sent = true;
-	uroce_count(eng_of(qp), UROCE_STAT_RNR_NAKS_TX, 1);
-	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_RNR_NAK, psn, qp->attr.min_rnr_timer));
-	if (uroce_debug)
-		fprintf(stderr, "uroce: QP %u sends RNR NAK psn %u\n", qp->vqp.qp.qp_num, psn);
-	send_aeth(qp, ROCE_K_ACK, psn, ROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f),
-		  NULL, 0, true, true, 0);
-}
 
 /* ---- receive WQEs ----------------------------------------------------------- */
 
@@ -402,14 +104,14 @@ static void complete_recv(struct uroce_qp *qp, enum ibv_wc_status st, enum ibv_w
 }
 
 /* Responder errors of class "the QP goes to error" (IBTA 9.9.3.1.2). */
-static void resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
-		       enum ibv_wc_status local, const struct roce_pkt *pkt)
+void uroce_resp_fatal(struct uroce_qp *qp, uint32_t psn, uint8_t nak_code,
+		      enum ibv_wc_status local, const struct roce_pkt *pkt)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 
 	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_NAK_FATAL, psn, nak_code));
 	if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
-		nak(qp, psn, nak_code);
+		uroce_resp_nak(qp, psn, nak_code);
 	if (qe->recv_wqe_valid && qp->rcq)
 		complete_recv(qp, local, IBV_WC_RECV, 0, pkt, NULL);
 	/* IBTA 11.6.3.1: invalid requests and access violations have their
@@ -449,29 +151,29 @@ static bool do_send(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	if (pkt->first) {
 		if (!qe->recv_wqe_valid && !take_rwqe(qp)) {
 			if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
-				rnr_nak(qp, pkt->psn);
+				uroce_resp_rnr_nak(qp, pkt->psn);
 			return false;
 		}
 		qe->recv_off = 0;
 	} else if (!qe->recv_wqe_valid) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	ret = place_send(qp, pkt);
 	if (ret == -E2BIG) {
 		/* The message is longer than the receive buffer (IBTA 9.9.3.1.2). */
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR, pkt);
 		return false;
 	}
 	if (ret) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_OP, IBV_WC_LOC_PROT_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_OP, IBV_WC_LOC_PROT_ERR, pkt);
 		return false;
 	}
 	/* SEND with Invalidate: the named window goes invalid once the
 	 * message is in; a key it may not invalidate makes the request
 	 * invalid (as rxe's responder treats it). */
 	if (pkt->last && pkt->has_inv && uroce_up->mw_remote_invalidate(qp, pkt->inv_rkey)) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	if (pkt->last) {
@@ -488,7 +190,7 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	/* WRITE with immediate consumes a receive WQE: check before placing. */
 	if (pkt->last && pkt->has_imm && !qe->recv_wqe_valid && !have_rwqe(qp)) {
 		if (uroce_qp_type_rc(qp->vqp.qp.qp_type))
-			rnr_nak(qp, pkt->psn);
+			uroce_resp_rnr_nak(qp, pkt->psn);
 		return false;
 	}
 	uroce_mem_lock(qp);
@@ -499,14 +201,15 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 						 IBV_ACCESS_REMOTE_WRITE);
 		if (!qe->write_ptr && pkt->dma_len) {
 			uroce_mem_unlock(qp);
-			resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+			uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS,
+					 IBV_WC_REM_ACCESS_ERR, pkt);
 			return false;
 		}
 	}
 	/* Payload beyond the RETH length, or a short last packet (IBTA 9.7.5.2.x). */
 	if (pkt->paylen > qe->write_left || (pkt->last && pkt->paylen != qe->write_left)) {
 		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	if (pkt->paylen)
@@ -525,80 +228,13 @@ static bool do_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	return true;
 }
 
-/* Answer a READ request: responses carry its PSNs (IBTA 9.7.5.1.5). */
-static void do_read(struct uroce_qp *qp, const struct roce_pkt *pkt)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-	uint32_t mtu = uroce_qp_mtu(qe);
-	uint32_t n = uroce_npkts(qe, pkt->dma_len);
-	uint8_t *src;
-
-	uroce_mem_lock(qp);
-	src = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len, IBV_ACCESS_REMOTE_READ);
-	if (!src && pkt->dma_len) {
-		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
-		return;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t off = i * mtu;
-		uint32_t len = pkt->dma_len - off > mtu ? mtu : pkt->dma_len - off;
-		struct iovec iov = { src + off, len };
-		bool first = i == 0, last = i == n - 1;
-
-		if (last && !qe->read_dup)
-			qe->msn++;
-		send_aeth(qp, ROCE_K_READ_RESP, psn_add(pkt->psn, i),
-			  ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, &iov, len ? 1 : 0, first, last, 0);
-	}
-	uroce_tx_flush();   /* the payloads point into the MR */
-	uroce_mem_unlock(qp);
-}
-
-static void do_atomic(struct uroce_qp *qp, const struct roce_pkt *pkt)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-	struct uroce_atomic_res *res;
-	uint64_t *target, orig;
-
-	if (pkt->va & 7) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
-		return;
-	}
-	uroce_mem_lock(qp);
-	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_ATOMIC);
-	if (!target) {
-		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
-		return;
-	}
-	/* Atomic with respect to every other access through this engine and
-	 * to the CPUs of this process (IBV_ATOMIC_HCA). */
-	if (pkt->kind == ROCE_K_CMP_SWAP) {
-		orig = pkt->compare;
-		__atomic_compare_exchange_n(target, &orig, pkt->swap_add, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(target, pkt->swap_add, __ATOMIC_SEQ_CST);
-	}
-	uroce_mem_unlock(qp);
-	/* Remember the result: a duplicate is answered, never re-executed. */
-	res = &qe->atomic_res[qe->atomic_next++ % UROCE_MAX_RD_ATOM];
-	res->psn = pkt->psn;
-	res->orig = orig;
-	res->valid = true;
-	qe->msn++;
-	send_aeth(qp, ROCE_K_ATOMIC_ACK, pkt->psn, ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0,
-		  true, true, orig);
-}
-
 /*
  * ATOMIC WRITE (IBTA 1.5): the 8 payload bytes replace the 8 aligned bytes
  * the RETH names, in one store that no other access through this engine or
  * of the local CPUs can see half done.  It needs remote write access (QP
  * and key), like rxe; a misaligned target or a length other than 8 is an
  * invalid request.  Acknowledged like a WRITE; a duplicate is acknowledged
- * again and not re-executed (see duplicate()).
+ * again and not re-executed (see uroce_resp_duplicate()).
  */
 static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
@@ -606,14 +242,14 @@ static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uint64_t *target, val;
 
 	if ((pkt->va & 7) || pkt->dma_len != 8 || pkt->paylen != 8) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return false;
 	}
 	uroce_mem_lock(qp);
 	target = (uint64_t *)uroce_mem_remote(qp, pkt->rkey, pkt->va, 8, IBV_ACCESS_REMOTE_WRITE);
 	if (!target) {
 		uroce_mem_unlock(qp);
-		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return false;
 	}
 	memcpy(&val, pkt->payload, 8); /* the bytes as sent: no byte order applies */
@@ -623,57 +259,6 @@ static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	return true;
 }
 
-/* ---- duplicates (IBTA 9.7.5.1.1) -------------------------------------------- */
-
-static void duplicate(struct uroce_qp *qp, const struct roce_pkt *pkt)
-{
-	struct uroce_qp_eng *qe = qp->engine;
-
-	uroce_count(eng_of(qp), UROCE_STAT_DUPLICATES, 1);
-	UROCE_TRACE(uroce_trace_why(qp, UROCE_WHY_DUPLICATE, pkt->psn, qe->epsn));
-	switch (pkt->kind) {
-	case ROCE_K_READ_REQ: {
-		uint32_t n = uroce_npkts(qe, pkt->dma_len);
-
-		/* A resent READ lies within requests already accepted: its
-		 * responses end before EPSN.  Anything else, or one that fails
-		 * its access checks, is no resend of ours: dropped, never
-		 * fatal, so that a stray or forged old packet cannot break the
-		 * connection (as rxe drops duplicates it has no record of). */
-		bool ok = psn_diff(psn_add(pkt->psn, n - 1), qe->epsn) < 0;
-
-		if (ok && pkt->dma_len) {
-			uroce_mem_lock(qp);
-			ok = uroce_mem_remote(qp, pkt->rkey, pkt->va, pkt->dma_len,
-					      IBV_ACCESS_REMOTE_READ) != NULL;
-			uroce_mem_unlock(qp);
-		}
-		if (!ok) {
-			uroce_count(eng_of(qp), UROCE_STAT_DROP_BAD_DUPLICATE, 1);
-			return;
-		}
-		/* Re-execute: memory is read again (allowed by the spec). */
-		qe->read_dup = true;
-		do_read(qp, pkt);
-		qe->read_dup = false;
-		return;
-	}
-	case ROCE_K_CMP_SWAP:
-	case ROCE_K_FETCH_ADD:
-		for (int i = 0; i < UROCE_MAX_RD_ATOM; i++)
-			if (qe->atomic_res[i].valid && qe->atomic_res[i].psn == pkt->psn) {
-				send_aeth(qp, ROCE_K_ATOMIC_ACK, pkt->psn,
-					  ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID, NULL, 0, true, true,
-					  qe->atomic_res[i].orig);
-				return;
-			}
-		return; /* too old to answer: the requester times out */
-	default:
-		/* SEND/WRITE/ATOMIC WRITE: acknowledge again, deliver nothing. */
-		ack(qp, psn_add(qe->epsn, -1u));
-		return;
-	}
-}
 
 /* ---- UD ----------------------------------------------------------------------- */
 
@@ -734,16 +319,16 @@ static void ud_recv(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 	int ret;
 
 	if (pkt->kind != ROCE_K_SEND || !pkt->first || !pkt->last) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
 	/* IBTA 10.2.5 / C10-15: the Q_Key must match. */
 	if (pkt->qkey != qp->attr.qkey) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_QKEY, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_QKEY, 1);
 		return;
 	}
 	if (!take_rwqe(qp)) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_NO_RECV, 1); /* UD: dropped */
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_NO_RECV, 1); /* UD: dropped */
 		return;
 	}
 	if (40 + (uint64_t)pkt->paylen > qe->rwqe->length) {
@@ -790,7 +375,7 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 	/* The responder works from RTR on (IBTA 10.3.1). */
 	if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS &&
 	    qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_SQE) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_STATE, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_QP_STATE, 1);
 		return;
 	}
 	/* IBTA 11.6.3.1: the first packet received in RTR establishes the
@@ -801,7 +386,7 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 	}
 	/* An XRC send QP has no responder. */
 	if (pkt->transport != uroce_pkt_transport(type) || type == IBV_QPT_XRC_SEND) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
 	if (type == IBV_QPT_UD) {
@@ -819,7 +404,7 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 						qp->vqp.qp.qp_num, pkt->psn, qe->epsn,
 						rx->has_macs ? "frame" : "socket");
 				qe->uc_drop = true;
-				uroce_count(eng_of(qp), UROCE_STAT_DROP_UC_PARTIAL, 1);
+				uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_UC_PARTIAL, 1);
 				return;
 			}
 			qe->epsn = pkt->psn;
@@ -852,27 +437,27 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 			fprintf(stderr, "uroce: QP %u out of sequence: psn %u epsn %u nak_sent %d\n",
 				qp->vqp.qp.qp_num, pkt->psn, qe->epsn, qe->nak_sent);
 		/* Out of sequence: one NAK, then silence until EPSN (9.7.5.1.4). */
-		uroce_count(eng_of(qp), UROCE_STAT_OUT_OF_SEQUENCE, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_OUT_OF_SEQUENCE, 1);
 		UROCE_TRACE(uroce_trace_why(qp, qe->nak_sent ? UROCE_WHY_OUT_OF_SEQ : UROCE_WHY_NAK_SEQ, pkt->psn, qe->epsn));
 		if (!qe->nak_sent) {
 			qe->nak_sent = true;
-			nak(qp, qe->epsn, ROCE_NAK_PSN_SEQ);
+			uroce_resp_nak(qp, qe->epsn, ROCE_NAK_PSN_SEQ);
 		}
 		return;
 	}
 	if (d < 0) {
-		duplicate(qp, pkt);
+		uroce_resp_duplicate(qp, pkt);
 		return;
 	}
 	qe->nak_sent = false;
 	/* A packet larger than the path MTU is a length error (IBTA 9.7.5.2.3:
 	 * NAK Invalid Request), whoever sent it. */
 	if (pkt->paylen > uroce_qp_mtu(qe)) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 		return;
 	}
 	if (!kind_allowed(qp, pkt)) {
-		resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
+		uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_REMOTE_ACCESS, IBV_WC_REM_ACCESS_ERR, pkt);
 		return;
 	}
 	switch (pkt->kind) {
@@ -892,14 +477,14 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		qe->epsn = psn_add(qe->epsn, 1);
 		break;
 	case ROCE_K_READ_REQ: {
-		do_read(qp, pkt);
+		uroce_resp_read(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
 			qe->epsn = psn_add(qe->epsn, uroce_npkts(qe, pkt->dma_len));
 		return;
 	}
 	case ROCE_K_CMP_SWAP:
 	case ROCE_K_FETCH_ADD:
-		do_atomic(qp, pkt);
+		uroce_resp_atomic(qp, pkt);
 		if (qp->state != IBV_QPS_ERR)
 			qe->epsn = psn_add(qe->epsn, 1);
 		return;
@@ -907,7 +492,7 @@ static void resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struc
 		return;
 	}
 	if (pkt->ackreq)
-		ack(qp, pkt->psn);
+		uroce_resp_ack(qp, pkt->psn);
 }
 
 /*
@@ -927,7 +512,7 @@ static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	bool ok;
 
 	if (pkt->transport != ROCE_TR_XRC || pkt->is_response) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_QP_TYPE, 1);
 		return;
 	}
 	ok = uroce_up->xrc_resolve(qp, pkt->xrc_srqn);
@@ -941,7 +526,7 @@ static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	if (ok)
 		uroce_up->xrc_release(qp);
 	if (!expected || qp->state < IBV_QPS_RTR || qp->state > IBV_QPS_SQE) {
-		uroce_count(eng_of(qp), UROCE_STAT_DROP_OTHER, 1);
+		uroce_count(uroce_eng_of(qp), UROCE_STAT_DROP_OTHER, 1);
 		return;
 	}
 	if (uroce_debug)
@@ -950,7 +535,7 @@ static void xrc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct
 	/* The receive WQE taken for the message belongs to an SRQ this
 	 * request does not name: it is lost with the message. */
 	qe->recv_wqe_valid = false;
-	resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
+	uroce_resp_fatal(qp, pkt->psn, ROCE_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR, pkt);
 }
 
 void uroce_resp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt, const struct uroce_rx *rx)
