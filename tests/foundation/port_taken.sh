@@ -1,7 +1,7 @@
 #!/bin/bash
 # A QP's UDP source port (0xC000 plus the low 14 bits of its QPN) held by
 # another program on the device's address: the QP sends from a port of its
-# own instead and the connection works (transport/udp/udp.c,
+# own instead and the connection works (transport/udp/udp_sport.c,
 # udp_claim_port; docs/stats.md, sport_taken).  Before, every send of such
 # a QP failed with EADDRINUSE: RC ran out of retries, UD lost every packet.
 #

@@ -7,7 +7,7 @@
  *
  * One table per user, mode 0600: the processes that share a device's
  * addresses are those of one user (SO_REUSEPORT's rule, see
- * transport_udp.c), so no other user needs to read it, and none may claim
+ * transport/udp/udp.c), so no other user needs to read it, and none may claim
  * QPNs or rewrite forwarding ports in it (docs/security.md).  (".qpn2" was
  * one table for all users, mode 0666.)
  */

@@ -268,8 +268,8 @@ static bool do_atomic_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
  * clears them and copies ip_hdr(skb) behind).  A UDP socket does not hand
  * us the header, so it is rebuilt from what the socket shows: addresses, the
  * datagram's length (BTH to ICRC, pad included), TOS/traffic class, TTL/hop
- * limit and the IPv6 flow label (transport_udp.c).  DF is set (uroce and rxe
- * senders set it; fragments never reach RoCE), the IPv4 ID (arbitrary on the
+ * limit and the IPv6 flow label (transport/udp/udp_rx.c).  DF is set (uroce
+ * and rxe senders set it; fragments never reach RoCE), the IPv4 ID (arbitrary on the
  * wire, unseen) is 0, and the checksum is computed over what we wrote, so
  * libibverbs' ibv_init_ah_from_wc() recognises the header as IPv4. */
 static void make_grh(const struct uroce_rx *rx, uint8_t grh[40])

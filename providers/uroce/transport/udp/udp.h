@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * The udp transport's own state, shared by its four files: udp.c (sockets,
- * open/close, steering, forwarding), udp_tx.c (send: GSO and sendmmsg),
- * udp_txconn.c (connected send sockets and their IPv4 IDs), udp_rx.c
- * (receive: recvmmsg and GRO).
+ * The udp transport's own state, shared by its files and included by
+ * nothing outside transport/udp/: udp.c (open, close, the ops table),
+ * udp_sock.c (making sockets), udp_sport.c (sending sockets by source
+ * port), udp_tx.c (send: GSO and sendmmsg), udp_txconn.c (connected send
+ * sockets and their IPv4 IDs), udp_rx.c (receive: recvmmsg and GRO),
+ * udp_fwd.c (forwarding between a device's processes), udp_steer.c (a
+ * QP's connected receive socket), udp_mcast.c (multicast groups).
  */
 #ifndef UROCE_UDP_H
 #define UROCE_UDP_H
@@ -104,14 +107,59 @@ static inline bool udp_same_path(const struct uroce_path *a, const struct uroce_
 		!memcmp(a->dst, b->dst, 16));
 }
 
-/* udp.c */
-/* The socket packets from (FAMILY, IP, PORT) leave through; made on first use. */
-int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
+/* udp.c: watch FD in the transport's epoll set as IDX (UDP_*_IDX/BASE). */
+int udp_epoll_add(struct udp_xport *u, int fd, uint64_t idx);
+
+/* udp_sock.c */
+/* What a receiving socket is asked for. */
+enum rx_opts {
+	RX_GRO = 1u << 0,        /* it takes coalesced datagrams */
+	/* It reads the IP fields a UDP socket does not otherwise show (the
+	 * receive path rebuilds the IP header for UD GRH areas).  Each is a
+	 * control message per datagram: on lo they cost a ping-pong 0.26 us
+	 * one way (docs/performance.md), so sockets whose packets never
+	 * reach a UD QP go without. */
+	RX_IP_FIELDS = 1u << 1,
+};
+
+/* A receiving socket of FAMILY with REUSE (SO_REUSEPORT, SO_REUSEADDR or
+ * 0: none), not bound yet; one bound to (IP16, PORT) with SO_REUSEPORT.
+ * OPTS: enum rx_opts.  Its fd or -errno. */
+int udp_rx_socket(int family, int reuse, unsigned int opts);
+int udp_rx_bound_socket(int family, const uint8_t *ip16, uint16_t port, int ifindex,
+			unsigned int opts);
+/* What a sending socket is set to (DF). */
+void udp_tx_options(int fd, int family);
+/* A new sending socket bound and set as those are; its fd or -errno. */
+int udp_bound_socket(int family, const uint8_t *ip, uint16_t port, int ifindex);
+/* Bind FD to a port of 32768..49151 of IP16 that no other socket holds or
+ * can join (SEED: where to start looking); 0 or -errno.  The port FD is
+ * bound to, or 0. */
+int udp_bind_exclusive(int fd, int family, const uint8_t *ip16, int ifindex, uint32_t seed);
+uint16_t udp_bound_port(int fd);
 /* A socket of this process alone on port *PORT, 32768..49151 of every
  * IPv4 address, out of the QPs' source ports; its fd or -errno. */
 int udp_sink_socket(uint16_t *port);
-/* A new sending socket bound and set as those are; its fd or -errno. */
-int udp_bound_socket(int family, const uint8_t *ip, uint16_t port, int ifindex);
+
+/* udp_sport.c: the socket packets from (FAMILY, IP, PORT) leave through,
+ * made on first use; ops->claim_port. */
+int udp_tx_socket(struct udp_xport *u, int family, const uint8_t *ip, uint16_t port);
+int udp_claim_port(struct uroce_xport *x, int family, const uint8_t *ip, uint16_t want);
+
+/* udp_fwd.c: the forwarding socket on IP16 (its fd or -errno);
+ * ops->forward and ops->send_local. */
+int udp_fwd_socket(int family, const uint8_t *ip16, int ifindex);
+int udp_forward(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx);
+int udp_send_local(struct uroce_xport *x, uint16_t port, const struct uroce_txpkt *pkt);
+
+/* udp_steer.c: ops->steer and ops->unsteer. */
+int udp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
+	      const uint8_t *peer, uint16_t port);
+void udp_unsteer(struct uroce_xport *x, uint32_t qpn);
+
+/* udp_mcast.c: ops->mcast_join and ops->mcast_leave. */
+int udp_mcast_join(struct uroce_xport *x, int family, const uint8_t *group);
+void udp_mcast_leave(struct uroce_xport *x, const uint8_t *group);
 
 /* udp_txconn.c: a path's own socket, connected (IPv4 unicast) */
 int udp_txconn_init(struct udp_xport *u);
