@@ -39,7 +39,7 @@ void udp_unsteer(struct uroce_xport *x, uint32_t qpn)
  * prefers it to the SO_REUSEPORT group, so the connection's packets reach
  * this process directly. */
 int udp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
-		     const uint8_t *peer, uint16_t port)
+	      const uint8_t *peer, uint16_t port)
 {
 	struct udp_xport *u = to_udp(x);
 	struct sockaddr_storage to;

@@ -259,7 +259,7 @@ static int tx_call(struct uroce_xsk *x)
 
 /* On veth with RPS, copy-mode TX stalled for more than 100 ms at a time,
  * and under load for more than 3 s: what a kick leaves queued, the
- * progress thread sends later (xport_xdp.c, xdp_tx_flush; docs/xdp.md,
+ * progress thread sends later (xdp_path.c, xdp_tx_flush; docs/xdp.md,
  * "RPS").  Only a sender that needs a free frame waits, up to
  * UROCE_XSK_KICK_STALL_MS. */
 int uroce_xsk_kick(struct uroce_xsk *x, int stall_ms)
@@ -310,7 +310,7 @@ int uroce_xsk_push(struct uroce_xsk *x)
 		ret = tx_call(x);
 		/* Took nothing (a full completion ring, veth's backpressure):
 		 * what is left is settle's to count, the progress thread's to
-		 * send (xport_xdp.c). */
+		 * send (xdp_path.c). */
 		if (ret || tx_pending(x) >= before)
 			return ret;
 	}

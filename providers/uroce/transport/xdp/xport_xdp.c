@@ -13,6 +13,11 @@
  * own addresses (which no wire carries back) leave through it too.  The
  * two are wire-compatible: both write IPv4 ID 0 with DF, the values the
  * engine's ICRC covers.
+ *
+ * This file opens and closes the transport (the program, the queues'
+ * sockets, the udp transport beneath), adds the sockets' kernel counters
+ * to the device's, and holds the ops table; xdp_xport.h says which file
+ * does the rest.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,73 +26,24 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <bpf/bpf.h>
 #include <uroce/stats.h>
 
-#include "transport/transport.h"
 #include "device/device.h"
-#include "wire/wire.h"
 #include "transport/xdp/xdp_frame.h"
-#include "transport/xdp/xdp_load.h"
-#include "transport/xdp/xdp_sock.h"
+#include "transport/xdp/xdp_xport.h"
 
-#define RESOLVE_WAIT_MS 1000
-#define MAX_BURST 64
 #define MAX_HLEN (UROCE_ETH_HLEN + UROCE_IP6_HLEN + UROCE_UDP_HLEN)
 #define STATS_EVERY_NS 10000000ull   /* reading the socket's counters: 10 ms */
-/* Receive queues that get an AF_XDP socket: as many as the program's
- * XSKMAP has slots; frames on further queues of a larger NIC take the
- * kernel and the udp transport. */
-#define MAX_QUEUES UROCE_XDP_MAX_QUEUES
 
 extern const struct uroce_xport_ops uroce_xdp_ops;
-
-struct xdp_xport {
-	struct uroce_xport head;
-	/* Beneath: QP1, UD, other processes, local peers.  NULL only where the
-	 * program's transport table has no udp (the xdp_probe test tool). */
-	struct uroce_xport *udp;
-	char devname[64];
-	char netdev[IF_NAMESIZE];
-	char nsid[64];
-	uint8_t mac[6];
-	struct uroce_xdp_prog prog;
-	bool have_prog;
-	struct uroce_xsk *xsk;              /* queue 0's: sends too; NULL: another process has the queues */
-	struct uroce_xsk *rxq[MAX_QUEUES];  /* each queue's socket, rxq[0] == xsk; NULL: none */
-	unsigned int nrxq;                  /* queues tried (the interface's, at most MAX_QUEUES) */
-	unsigned int rx_next;               /* the queue recv looks at first */
-	unsigned int udp_skips;             /* spinning calls since the udp beneath was looked at */
-	uint32_t rx_max_len;                /* the longest frame every socket takes */
-	struct uroce_xdp_nl *nl;
-	pthread_mutex_t tx_lock;
-	bool kicking;                       /* a thread runs the unlocked kick (tx_lock) */
-	bool kick_again;                    /* frames were queued meanwhile: it goes on (tx_lock) */
-	uint64_t *counters;                 /* enum uroce_stat */
-	struct xdp_statistics seen[MAX_QUEUES];   /* the sockets' counters already counted */
-	uint64_t stats_ns;                  /* when they were read */
-	bool accounting;                    /* a thread is adding them (account_xsk) */
-	uint8_t steered[UROCE_XDP_MAX_QPNS / 8];   /* QPNs we entered in the map */
-};
-
-static struct xdp_xport *xx(struct uroce_xport *x)
-{
-	return (struct xdp_xport *)x;
-}
-
-static void count(struct xdp_xport *t, enum uroce_stat e, uint64_t n)
-{
-	if (t->counters && n)
-		uroce_stat_add(t->counters, e, n);
-}
 
 /* Add what the kernel counted for the socket since the last look (frames
  * it dropped on the way in, descriptors it refused) to the device's
  * counters; at most every STATS_EVERY_NS unless FORCE.  Called by the one
  * thread that receives (transport.h) and by close. */
-static void account_xsk(struct xdp_xport *t, bool force)
+void xdp_account(struct xdp_xport *t, bool force)
 {
 	struct xdp_statistics st, *seen;
 	struct timespec ts;
@@ -122,7 +78,7 @@ static void account_xsk(struct xdp_xport *t, bool force)
  * the kernel's counts since the receiving thread last looked. */
 static void xdp_sync_counters(struct uroce_xport *x)
 {
-	account_xsk(xx(x), true);
+	xdp_account(xx(x), true);
 }
 
 static void xdp_close(struct uroce_xport *x)
@@ -130,7 +86,7 @@ static void xdp_close(struct uroce_xport *x)
 	struct xdp_xport *t = xx(x);
 	uint32_t qpn;
 
-	account_xsk(t, true);
+	xdp_account(t, true);
 
 	if (t->xsk && t->have_prog)
 		for (qpn = 0; qpn < UROCE_XDP_MAX_QPNS; qpn++)
@@ -359,288 +315,6 @@ fail_say:
 fail:
 	xdp_close(&t->head);
 	return ret;
-}
-
-/* A packet the AF_XDP socket cannot carry: through the udp transport. */
-static int via_udp(struct xdp_xport *t, const struct uroce_txpkt *pkt)
-{
-	if (!t->udp)
-		return -EHOSTUNREACH;
-	return t->udp->ops->send(t->udp, pkt, 1) == 1 ? 0 : -EIO;
-}
-
-/* Copy IOV (IOVCNT pieces) into the frame pieces FRAME from byte OFF on. */
-static void scatter(const struct iovec *frame, const struct iovec *iov, uint32_t iovcnt,
-		    uint32_t off)
-{
-	unsigned int k = 0;
-
-	for (uint32_t i = 0; i < iovcnt; i++) {
-		const uint8_t *from = iov[i].iov_base;
-		size_t left = iov[i].iov_len;
-
-		while (left) {
-			size_t c;
-
-			while (off >= frame[k].iov_len)
-				off -= (uint32_t)frame[k++].iov_len;
-			c = frame[k].iov_len - off < left ? frame[k].iov_len - off : left;
-			memcpy((uint8_t *)frame[k].iov_base + off, from, c);
-			from += c;
-			off += (uint32_t)c;
-			left -= c;
-		}
-	}
-}
-
-/* Gather PKT into the TX frames it needs (more than one: a multi-buffer
- * frame) and queue it; -EAGAIN: no frame free. */
-static int frame_out(struct xdp_xport *t, const struct uroce_txpkt *pkt, const uint8_t mac[6])
-{
-	uint32_t hlen = uroce_frame_hlen(pkt->path->family), total = hlen + pkt->len;
-	uint32_t nframes = (total + UROCE_XSK_FRAME_SIZE - 1) / UROCE_XSK_FRAME_SIZE;
-	struct iovec frame[UROCE_XSK_MAX_FRAGS];
-	uint64_t addrs[UROCE_XSK_MAX_FRAGS];
-
-	if (total > t->xsk->tx_max_len)
-		return -EMSGSIZE;
-	for (uint32_t k = 0; k < nframes; k++) {
-		frame[k].iov_base = uroce_xsk_tx_frame(t->xsk, &addrs[k]);
-		if (!frame[k].iov_base) {
-			while (k--)
-				uroce_xsk_tx_unget(t->xsk, addrs[k]);
-			count(t, UROCE_STAT_XDP_TX_NO_FRAME, 1);
-			return -EAGAIN;
-		}
-		frame[k].iov_len = k + 1 < nframes ? UROCE_XSK_FRAME_SIZE :
-				   total - k * UROCE_XSK_FRAME_SIZE;
-	}
-	scatter(frame, pkt->iov, pkt->iovcnt, hlen);
-	uroce_frame_build(frame, nframes, t->mac, mac, pkt->path, pkt->len);
-	return uroce_xsk_tx_put(t->xsk, addrs, nframes, total);
-}
-
-/*
- * Hand the ring to the kernel without waiting.  Called with tx_lock held,
- * returns with it released.  The sendto() calls run without the lock: in
- * copy mode each one carries frames through the veth and the peer's XDP
- * program into its socket, and a thread that wanted to queue a frame
- * meanwhile slept on the lock (ib_write_lat over xdp: 65 of 93 sleeps of
- * its threads, docs/xdp.md).  One thread kicks at a time; frames queued
- * while it does are its to send too (kick_again), so none is left behind
- * unkicked.  What a stalled queue does not take stays on the ring, counted
- * in tx_left, for the progress thread (xdp_tx_flush).
- */
-static void kick_unlock(struct xdp_xport *t)
-{
-	if (t->kicking) {
-		t->kick_again = true;
-		pthread_mutex_unlock(&t->tx_lock);
-		return;
-	}
-	t->kicking = true;
-	for (;;) {
-		uint32_t freed;
-
-		t->kick_again = false;
-		pthread_mutex_unlock(&t->tx_lock);
-		uroce_xsk_push(t->xsk);
-		pthread_mutex_lock(&t->tx_lock);
-		freed = uroce_xsk_settle(t->xsk);
-		/* Again if frames came meanwhile, or if taking back completed
-		 * frames made room for a queue the kernel had stopped taking. */
-		if (!t->kick_again && !(freed && t->xsk->tx_queued))
-			break;
-	}
-	t->kicking = false;
-	__atomic_store_n(&t->head.tx_left, t->xsk->tx_queued, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&t->tx_lock);
-}
-
-static int xdp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int n)
-{
-	struct xdp_xport *t = xx(x);
-	const struct uroce_path *known = NULL;   /* the path MAC and LOCAL are for */
-	uint8_t mac[6];
-	bool local = false;
-	unsigned int i, framed = 0;
-	int ret = 0;
-
-	if (!t->xsk)
-		return t->udp->ops->send(t->udp, pkts, n);
-	if (n > MAX_BURST)
-		n = MAX_BURST;
-	pthread_mutex_lock(&t->tx_lock);
-	for (i = 0; i < n; i++) {
-		const struct uroce_path *p = pkts[i].path;
-
-		/* A burst goes mostly to one peer: look it up once. */
-		ret = 0;
-		if (!known || known->family != p->family || memcmp(known->dst, p->dst, 16)) {
-			known = NULL;
-			ret = uroce_xdp_nl_resolve(t->nl, p->family, p->dst, RESOLVE_WAIT_MS, mac,
-						   &local);
-			if (ret == 0)
-				known = p;
-		}
-		/* This host, not this link, or longer than the socket sends
-		 * (a kernel without multi-buffer sockets: one frame): the udp
-		 * transport (the peer's program passes such frames too). */
-		if (ret == 0 && !local &&
-		    uroce_frame_hlen(p->family) + pkts[i].len <= t->xsk->tx_max_len) {
-			ret = frame_out(t, &pkts[i], mac);
-			framed += !ret;
-		} else if (ret == 0 || ret == -EHOSTUNREACH)
-			ret = via_udp(t, &pkts[i]);
-		if (ret)
-			break;
-	}
-	kick_unlock(t);
-	count(t, UROCE_STAT_XDP_TX_FRAMES, framed);
-	return i ? (int)i : ret;
-}
-
-static void xdp_tx_flush(struct uroce_xport *x)
-{
-	struct xdp_xport *t = xx(x);
-
-	/* A thread that holds the lock is kicking the same ring. */
-	if (!t->xsk || pthread_mutex_trylock(&t->tx_lock))
-		return;
-	kick_unlock(t);
-}
-
-static int xdp_recv(struct uroce_xport *x, struct uroce_rx *pkts, unsigned int max,
-		    unsigned int flags)
-{
-	struct xdp_xport *t = xx(x);
-	uint8_t *frames[UROCE_XSK_BATCH];
-	uint32_t lens[UROCE_XSK_BATCH];
-	unsigned int want = max < UROCE_XSK_BATCH ? max : UROCE_XSK_BATCH, got = 0;
-	int n = 0, more;
-
-	if (t->xsk) {
-		account_xsk(t, false);
-		/* Every queue, from a different one each time so that none
-		 * waits behind a busy one; each gives back what it lent the
-		 * previous call. */
-		for (unsigned int k = 0; k < t->nrxq; k++) {
-			struct uroce_xsk *s = t->rxq[(t->rx_next + k) % t->nrxq];
-
-			if (s)
-				got += (unsigned int)uroce_xsk_rx(s, frames + got, lens + got, want - got);
-		}
-		t->rx_next = (t->rx_next + 1) % t->nrxq;
-		count(t, UROCE_STAT_XDP_RX_FRAMES, got);
-		for (unsigned int i = 0; i < got; i++) {
-			int r = uroce_frame_parse(frames[i], lens[i], &pkts[n]);
-
-			/* The drop counters follow enum roce_reason (engine/pkt.c). */
-			if (r == ROCE_OK)
-				n++;
-			else
-				count(t, UROCE_STAT_DROP_TRUNCATED + (r - ROCE_E_TRUNCATED), 1);
-		}
-	}
-	if ((unsigned int)n >= max || !t->udp)
-		return n;
-	/* A spinning poll looks at the udp beneath (a system call) on one
-	 * call in four: its traffic (QP1, UD, this host) also wakes the
-	 * progress thread. */
-	if ((flags & UROCE_RX_SPINNING) && t->xsk && ++t->udp_skips % 4)
-		return n;
-	more = t->udp->ops->recv(t->udp, pkts + n, max - n, flags);
-	return more > 0 ? n + more : n ? n : more;
-}
-
-static int xdp_forward(struct uroce_xport *x, uint16_t port, const struct uroce_rx *rx)
-{
-	struct xdp_xport *t = xx(x);
-
-	return t->udp && t->udp->ops->forward ? t->udp->ops->forward(t->udp, port, rx) : -EOPNOTSUPP;
-}
-
-static int xdp_steer(struct uroce_xport *x, uint32_t qpn, int family, const uint8_t *local,
-		     const uint8_t *peer, uint16_t peer_port)
-{
-	struct xdp_xport *t = xx(x);
-	uint32_t longest = t->rx_max_len;   /* the program's rule: xdp_maps.h */
-	int ret = t->udp && t->udp->ops->steer ? t->udp->ops->steer(t->udp, qpn, family, local, peer,
-							   peer_port) : 0;
-
-	if (t->xsk && qpn < UROCE_XDP_MAX_QPNS &&
-	    bpf_map_update_elem(t->prog.qpns_fd, &qpn, &longest, BPF_ANY) == 0)
-		__atomic_fetch_or(&t->steered[qpn / 8], (uint8_t)(1u << (qpn % 8)), __ATOMIC_RELAXED);
-	return ret;
-}
-
-static int xdp_macs(struct uroce_xport *x, const struct uroce_path *path, uint8_t *smac,
-		    uint8_t *dmac)
-{
-	struct xdp_xport *t = xx(x);
-	bool local = false;
-	int ret;
-
-	if (!t->xsk)
-		return -EOPNOTSUPP;
-	ret = uroce_xdp_nl_resolve(t->nl, path->family, path->dst, 0, dmac, &local);
-	if (ret)
-		return ret;
-	if (local)
-		return -EHOSTUNREACH;
-	memcpy(smac, t->mac, 6);
-	return 0;
-}
-
-static void xdp_unsteer(struct uroce_xport *x, uint32_t qpn)
-{
-	struct xdp_xport *t = xx(x);
-
-	if (t->xsk && qpn < UROCE_XDP_MAX_QPNS &&
-	    (t->steered[qpn / 8] & (1u << (qpn % 8)))) {
-		bpf_map_delete_elem(t->prog.qpns_fd, &qpn);
-		__atomic_fetch_and(&t->steered[qpn / 8], (uint8_t)~(1u << (qpn % 8)),
-				   __ATOMIC_RELAXED);
-	}
-	if (t->udp && t->udp->ops->unsteer)
-		t->udp->ops->unsteer(t->udp, qpn);
-}
-
-/* Frames carry any source port, but what takes the udp transport (the
- * host's own addresses, long packets) leaves from its socket: one port
- * for both, the ICRC covers it. */
-static int xdp_claim_port(struct uroce_xport *x, int family, const uint8_t *local, uint16_t want)
-{
-	struct xdp_xport *t = xx(x);
-
-	return t->udp && t->udp->ops->claim_port ?
-	       t->udp->ops->claim_port(t->udp, family, local, want) : want;
-}
-
-/* Packets for another process of this device, and multicast groups: the
- * udp transport beneath (the program passes QP 0xFFFFFF to the kernel). */
-static int xdp_send_local(struct uroce_xport *x, uint16_t port, const struct uroce_txpkt *pkt)
-{
-	struct xdp_xport *t = xx(x);
-
-	return t->udp && t->udp->ops->send_local ? t->udp->ops->send_local(t->udp, port, pkt) :
-		-EOPNOTSUPP;
-}
-
-static int xdp_mcast_join(struct uroce_xport *x, int family, const uint8_t *group)
-{
-	struct xdp_xport *t = xx(x);
-
-	return t->udp && t->udp->ops->mcast_join ? t->udp->ops->mcast_join(t->udp, family, group) :
-		-EOPNOTSUPP;
-}
-
-static void xdp_mcast_leave(struct uroce_xport *x, const uint8_t *group)
-{
-	struct xdp_xport *t = xx(x);
-
-	if (t->udp && t->udp->ops->mcast_leave)
-		t->udp->ops->mcast_leave(t->udp, group);
 }
 
 const struct uroce_xport_ops uroce_xdp_ops = {
