@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
-/* Inside the connection state machine: what conn.c, conn_rx.c,
- * conn_sidr.c and conn_timer.c share.  All with ucma_lock held. */
+/* Inside the connection state machine: what conn.c, conn_path.c,
+ * conn_rx.c, conn_sidr.c and conn_timer.c share.  All with ucma_lock
+ * held. */
 #ifndef UROCE_CM_CONN_INT_H
 #define UROCE_CM_CONN_INT_H
 
