@@ -101,6 +101,9 @@ int uroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int uroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int uroce_destroy_qp(struct ibv_qp *qp);
+/* The QP's completions still queued go: at Reset (qp_modify.c) and at
+ * destroy (qp.c). */
+void uroce_qp_clean_cqs(struct uroce_qp *qp);
 int uroce_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int uroce_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
