@@ -55,51 +55,66 @@ static void uroce_uninit_device(struct verbs_device *vdev)
 
 static void uroce_free_context(struct ibv_context *ibctx);
 
+/*
+ * The driver's index: every verb uroce implements, grouped by the object
+ * it acts on, as rdma-core's providers/rxe/rxe.c lists its own.  A verb
+ * that is not here is libibverbs' default, which fails with EOPNOTSUPP.
+ */
 static const struct verbs_context_ops uroce_ctx_ops = {
-	.advise_mr = uroce_advise_mr,
-	.alloc_mw = uroce_alloc_mw,
-	.alloc_parent_domain = uroce_alloc_parent_domain,
-	.alloc_pd = uroce_alloc_pd,
-	.alloc_td = uroce_alloc_td,
-	.bind_mw = uroce_bind_mw,
-	.async_event = uroce_async_event_done,
-	.attach_mcast = uroce_attach_mcast,
-	.cq_event = uroce_cq_event,
-	.create_ah = uroce_create_ah,
-	.create_cq = uroce_create_cq,
-	.create_cq_ex = uroce_create_cq_ex,
-	.create_qp = uroce_create_qp,
-	.create_qp_ex = uroce_create_qp_ex,
-	.create_srq = uroce_create_srq,
-	.create_srq_ex = uroce_create_srq_ex,
-	.dealloc_mw = uroce_dealloc_mw,
-	.dealloc_pd = uroce_dealloc_pd,
-	.dealloc_td = uroce_dealloc_td,
-	.dereg_mr = uroce_dereg_mr,
-	.destroy_ah = uroce_destroy_ah,
-	.destroy_cq = uroce_destroy_cq,
-	.destroy_qp = uroce_destroy_qp,
-	.destroy_srq = uroce_destroy_srq,
-	.detach_mcast = uroce_detach_mcast,
-	.free_context = uroce_free_context,
-	.get_srq_num = uroce_get_srq_num,
-	.modify_qp = uroce_modify_qp,
-	.modify_srq = uroce_modify_srq,
-	.open_xrcd = uroce_open_xrcd,
-	.close_xrcd = uroce_close_xrcd,
-	.poll_cq = uroce_poll_cq,
-	.post_recv = uroce_post_recv,
-	.post_send = uroce_post_send,
-	.post_srq_recv = uroce_post_srq_recv,
+	/* the device and the context: attributes (query.c), the HCA clock
+	 * (cq_ex.c), asynchronous events (events.c) */
 	.query_device_ex = uroce_query_device_ex,
 	.query_port = uroce_query_port,
-	.query_qp = uroce_query_qp,
 	.query_rt_values = uroce_query_rt_values,
-	.query_srq = uroce_query_srq,
+	.async_event = uroce_async_event_done,
+	.free_context = uroce_free_context,
+	/* protection, thread and parent domains (pd.c) */
+	.alloc_pd = uroce_alloc_pd,
+	.dealloc_pd = uroce_dealloc_pd,
+	.alloc_td = uroce_alloc_td,
+	.dealloc_td = uroce_dealloc_td,
+	.alloc_parent_domain = uroce_alloc_parent_domain,
+	/* memory regions (mr.c) and memory windows (mw.c) */
 	.reg_mr = uroce_reg_mr,
-	.req_notify_cq = uroce_req_notify_cq,
 	.rereg_mr = uroce_rereg_mr,
+	.dereg_mr = uroce_dereg_mr,
+	.advise_mr = uroce_advise_mr,
+	.alloc_mw = uroce_alloc_mw,
+	.dealloc_mw = uroce_dealloc_mw,
+	.bind_mw = uroce_bind_mw,
+	/* completion queues (cq.c, cq_ex.c) and their channels (events.c) */
+	.create_cq = uroce_create_cq,
+	.create_cq_ex = uroce_create_cq_ex,
+	.poll_cq = uroce_poll_cq,
+	.req_notify_cq = uroce_req_notify_cq,
+	.cq_event = uroce_cq_event,
 	.resize_cq = uroce_resize_cq,
+	.destroy_cq = uroce_destroy_cq,
+	/* shared receive queues, XRC SRQs too (srq.c) */
+	.create_srq = uroce_create_srq,
+	.create_srq_ex = uroce_create_srq_ex,
+	.modify_srq = uroce_modify_srq,
+	.query_srq = uroce_query_srq,
+	.post_srq_recv = uroce_post_srq_recv,
+	.destroy_srq = uroce_destroy_srq,
+	/* queue pairs (qp.c, qp_modify.c), posting (post.c; the ibv_wr_*
+	 * API through ibv_qp_ex, wr.c), UD multicast (mcast.c) */
+	.create_qp = uroce_create_qp,
+	.create_qp_ex = uroce_create_qp_ex,
+	.modify_qp = uroce_modify_qp,
+	.query_qp = uroce_query_qp,
+	.post_send = uroce_post_send,
+	.post_recv = uroce_post_recv,
+	.destroy_qp = uroce_destroy_qp,
+	.attach_mcast = uroce_attach_mcast,
+	.detach_mcast = uroce_detach_mcast,
+	/* address handles (ah.c) */
+	.create_ah = uroce_create_ah,
+	.destroy_ah = uroce_destroy_ah,
+	/* XRC domains and the numbers of XRC SRQs (xrc.c) */
+	.open_xrcd = uroce_open_xrcd,
+	.close_xrcd = uroce_close_xrcd,
+	.get_srq_num = uroce_get_srq_num,
 };
 
 /*
