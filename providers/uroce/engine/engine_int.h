@@ -49,7 +49,7 @@ struct uroce_engine {
 	uint32_t n_qps;
 	atomic_int armed;            /* QPs with a timer running */
 	_Atomic uint64_t acks_sent_gen; /* receive bursts whose ACKs are on the wire */
-	/* resp.c: QPs whose ACK a receive burst held back, to leave with the
+	/* resp_ack.c: QPs whose ACK a receive burst held back, to leave with the
 	 * QP's next requests, or at the next call, or after ack_hold_ns. */
 	pthread_mutex_t held_lock;
 	atomic_uint n_held;
@@ -185,9 +185,9 @@ struct uroce_qp_eng {
 	uint32_t msn;
 	bool nak_sent;               /* PSN sequence NAK outstanding (IBTA 9.7.5.1.4) */
 	bool ack_due;                /* a coalesced ACK waits for the end of the receive burst */
-	uint8_t hold_misses;         /* held ACKs in a row no post took along (resp.c) */
-	uint8_t hold_tries;          /* ACKs the progress thread did not hold since (resp.c) */
-	uint64_t ack_gen;            /* the burst that queued the last ACK (resp.c) */
+	uint8_t hold_misses;         /* held ACKs in a row no post took along (resp_ack.c) */
+	uint8_t hold_tries;          /* ACKs the progress thread did not hold since (resp_ack.c) */
+	uint64_t ack_gen;            /* the burst that queued the last ACK (resp_ack.c) */
 	uint32_t ack_psn;
 	uint32_t ack_msn;
 	uint32_t recv_wqe_valid;     /* a receive WQE is taken for the current SEND */
@@ -255,7 +255,7 @@ struct uroce_engine *uroce_engine_get(struct uroce_context *ctx);
 #define RX_BURST 64
 #define RX_ROUNDS 64
 
-/* Who ran a receive burst, and so which of its ACKs may wait (resp.c). */
+/* Who ran a receive burst, and so which of its ACKs may wait (resp_ack.c). */
 enum uroce_burst_by {
 	UROCE_BURST_PROGRESS,        /* the progress thread */
 	UROCE_BURST_APP,             /* an application thread's CQ poll */
@@ -275,7 +275,7 @@ void uroce_engine_wake(struct uroce_engine *eng);
 
 /* tick.c: the timer tick.  The longest the progress thread takes to look
  * at a stalled transmit queue or an application's held ACKs; a look
- * within it (an application's held ACKs, resp.c); one by AT_NS at the
+ * within it (an application's held ACKs, resp_ack.c); one by AT_NS at the
  * latest; keep it running for QE while it has timers (qp->lock held); run
  * the timers that are due (the progress thread). */
 #define UROCE_TICK_NS 1000000ull
@@ -395,7 +395,7 @@ void uroce_resp_ack_before_requests(struct uroce_qp *qp);
  * one per QP for the highest PSN acknowledged. */
 void uroce_resp_acks_begin(struct uroce_engine *eng);
 /* The burst ends: its ACKs leave now, or wait for the QP's next post
- * (resp.c). */
+ * (resp_ack.c). */
 void uroce_resp_flush_acks(struct uroce_engine *eng, enum uroce_burst_by by);
 /* Which held ACKs leave now (uroce_resp_flush_held). */
 enum uroce_held_flush {

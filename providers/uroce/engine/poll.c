@@ -50,7 +50,7 @@ struct uroce_sched_attr {
 enum {
 	DEFER_US = 200,              /* a deferral's length before a look */
 	LOOK_GAP_MAX_NS = 1000000,   /* quiet looks space out up to this (the timers' tick) */
-	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp.c) */
+	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp_ack.c) */
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
 	SPIN_POLLS = 8,              /* application polls between wake-ups: it spins */
 	LOOKS_TO_REWATCH = 3,        /* looks in a row that find packets end it */
@@ -252,7 +252,7 @@ bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)
 	 * progress thread woken for every response).  Packets at every look
 	 * mean no application takes them (one that spins on memory, as
 	 * ib_write_lat's side does before its ping-pong finds its pace,
-	 * resp.c): watch again. */
+	 * resp_ack.c): watch again. */
 	eng->looks_found = got ? eng->looks_found + 1 : 0;
 	if (app_polls_since(eng) && eng->looks_found < LOOKS_TO_REWATCH) {
 		/* A quiet look (polled, nothing waited) doubles the gap to the

@@ -170,7 +170,7 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	uroce_poll_app_polled(eng);
 	/* The ACKs its last poll held: this thread did not post on their
 	 * QPs meanwhile, so they go now, before it looks for more, unless
-	 * their QP still waits for its own ACK (resp.c, keep_for_post). */
+	 * their QP still waits for its own ACK (resp_ack.c, keep_for_post). */
 	uroce_resp_flush_held(eng, UROCE_HELD_POLL);
 	if (pthread_mutex_trylock(&eng->rx_lock)) {
 		/* Another thread is draining: it will deliver.  If it is the

@@ -40,7 +40,7 @@ void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns)
 }
 
 /* A look by the progress thread within UROCE_TICK_NS (an application's held
- * ACKs, resp.c).  Not a wake-up at once: an eventfd cost a context switch
+ * ACKs, resp_ack.c).  Not a wake-up at once: an eventfd cost a context switch
  * per message in a ping-pong. */
 void uroce_engine_start_tick(struct uroce_engine *eng)
 {

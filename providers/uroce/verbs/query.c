@@ -51,7 +51,7 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->max_mr = UROCE_MAX_MR;
 	o->max_pd = UROCE_MAX_PD;
 	/* Responder resources (IBTA 9.4.5 o9-20): each QP replays the results
-	 * of its last UROCE_MAX_RD_ATOM atomics (resp.c) and re-executes
+	 * of its last UROCE_MAX_RD_ATOM atomics (resp_read.c) and re-executes
 	 * duplicate READs, so it honours that many outstanding per QP. */
 	o->max_qp_rd_atom = UROCE_MAX_RD_ATOM;
 	o->max_ee_rd_atom = 0;
