@@ -22,7 +22,6 @@
 
 #include "engine/upcalls.h"
 #include "engine/wq.h"
-#include "trace/trace.h"
 
 struct roce_pkt;
 struct uroce_engine;

@@ -21,6 +21,7 @@
 
 #include "device/device.h"
 #include "engine/engine.h"
+#include "trace/trace.h"
 #include "transport/transport.h"
 #include "wire/wire.h"
 
