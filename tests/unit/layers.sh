@@ -16,7 +16,8 @@
 #   - a file outside a folder that includes any header of it but its
 #     door, the one public header below (engine/engine_int.h, cm/gsi.h,
 #     device/qpn.h ... are their folder's own); a transport's headers
-#     (transport/udp/, transport/xdp/) are that transport's alone;
+#     (transport/udp/, transport/xdp/, transport/loop/) are that
+#     transport's alone (the loop transport's, its own and its tests');
 #   - two files with one basename;
 #   - a call of uroce_udp_* from the engine, cm or verbs, and a call from
 #     the engine of a function defined in verbs or cm (its upcalls are a

@@ -7,16 +7,21 @@
 
 extern const struct uroce_xport_ops uroce_udp_ops;
 extern const struct uroce_xport_ops uroce_xdp_ops;
+/* The in-process bus of the engine's unit tests (transport/loop/loop.h):
+ * only programs linked with loop.c have it; in the provider it is NULL,
+ * and hidden: resolved when linking, never by the dynamic loader. */
+extern const struct uroce_xport_ops uroce_loop_ops __attribute__((weak, visibility("hidden")));
 
 static const struct uroce_xport_ops *const transports[] = {
 	&uroce_udp_ops,
 	&uroce_xdp_ops,   /* AF_XDP over the udp transport (docs/xdp.md) */
+	&uroce_loop_ops,  /* unit tests only (docs/testing.md) */
 };
 
 const struct uroce_xport_ops *uroce_xport_lookup(const char *name)
 {
 	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-		if (!strcmp(transports[i]->name, name))
+		if (transports[i] && !strcmp(transports[i]->name, name))
 			return transports[i];
 	return NULL;
 }
