@@ -15,7 +15,9 @@
 
 #include "cli.h"
 #include "device/device.h"
+#include "transport/transport.h"
 #include "transport/xdp/xdp_load.h"
+#include "wire/wire.h"
 
 /* Serialise registry changes of one namespace (concurrent link add/del). */
 static int lock_ns(const char *nsdir)
@@ -102,6 +104,26 @@ static int parse_tos(const char *s, uint8_t *tos)
 	return 0;
 }
 
+/*
+ * A device whose addresses' port 4791 another owner holds carries no
+ * traffic: its first QP would fail (transport/udp/udp.c).  Say so now, in
+ * one line, instead of making it.  uroce's own processes share the port
+ * (SO_REUSEPORT) and do not count.
+ */
+static int roce_port_free(const char *name, const struct uroce_netdev *nd)
+{
+	for (int i = 0; i < nd->n_addrs; i++) {
+		struct uroce_port_owner o;
+
+		if (uroce_port_owner(roce_gid_family(nd->addrs[i]), nd->addrs[i],
+				     UROCE_XPORT_ROCE_PORT, UROCE_OWNER_SKIP_ALL_UROCE, &o) <= 0)
+			continue;
+		uroce_port_owner_say(name, nd->addrs[i], UROCE_XPORT_ROCE_PORT, &o);
+		return 1;
+	}
+	return 0;
+}
+
 static int link_add(int argc, char **argv)
 {
 	struct uroce_dev_rec rec = { .transport = UROCE_TRANSPORT_UDP };
@@ -159,6 +181,8 @@ static int link_add(int argc, char **argv)
 		return fail("no network interface \"%s\" in this network namespace", netdev);
 	if (ret)
 		return fail("cannot read interface \"%s\": %s", netdev, strerror(-ret));
+	if (roce_port_free(name, &nd))
+		return 1;
 	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
 		return fail("cannot name this network namespace: %s", strerror(-ret));
 	lockfd = lock_ns(nsdir);

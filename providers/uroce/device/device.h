@@ -8,6 +8,7 @@
  *   netdev.h    what uroce needs of the interface a device is bound to
  *               (netdev.c)
  *   qpn.h       the device-wide QPN table in shared memory (qpn.c)
+ *   port_owner.h who holds a UDP port uroce needs (port_owner.c)
  * The counters (stats.c) are declared with their shared-memory layout,
  * which the uroce command reads too, in <uroce/stats.h>.
  */
@@ -15,6 +16,7 @@
 #define UROCE_DEVICE_H
 
 #include "device/netdev.h"
+#include "device/port_owner.h"
 #include "device/qpn.h"
 #include "device/registry.h"
 

@@ -42,51 +42,26 @@
 
 extern const struct uroce_xport_ops uroce_udp_ops;
 
-/* The uid of a socket bound to IP16:PORT in this namespace (from
- * /proc/net/udp[6], which prints each 32-bit word as the host reads it);
- * -1 if none is found. */
-static long bound_uid(int family, const uint8_t *ip16, uint16_t port)
-{
-	char want[64], line[512], local[64];
-	const uint8_t *ip = family == AF_INET ? ip16 + 12 : ip16;
-	int words = family == AF_INET ? 1 : 4, n = 0;
-	unsigned long uid;
-	long found = -1;
-	FILE *f;
-
-	for (int i = 0; i < words; i++) {
-		uint32_t w;
-
-		memcpy(&w, ip + 4 * i, 4);
-		n += snprintf(want + n, sizeof(want) - n, "%08X", w);
-	}
-	snprintf(want + n, sizeof(want) - n, ":%04X", port);
-	f = fopen(family == AF_INET ? "/proc/net/udp" : "/proc/net/udp6", "re");
-	if (!f)
-		return -1;
-	while (found < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %63s %*s %*s %*s %*s %*s %lu", local, &uid) == 2 &&
-		    !strcmp(local, want))
-			found = (long)uid;
-	fclose(f);
-	return found;
-}
-
 /*
- * ADDR:4791 is bound by sockets we may not join: SO_REUSEPORT groups only
- * sockets of one effective uid, so the processes of two users cannot share
- * a device's address (docs/security.md).  Say so once, in one line.
+ * ADDR:4791 is bound by a socket we may not join.  SO_REUSEPORT groups
+ * only sockets of one effective uid, so the processes of two users cannot
+ * share a device's address (docs/security.md); any other owner (rdma_rxe's
+ * *:4791, a program's socket) shares it with no one (docs/transport.md,
+ * "Port 4791").  Say which, once, in one line.
  */
 static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
 {
 	char addr[INET6_ADDRSTRLEN] = "?";
-	long uid = bound_uid(family, ip16, UROCE_XPORT_ROCE_PORT);
+	struct uroce_port_owner o;
+	int found = uroce_port_owner(family, ip16, UROCE_XPORT_ROCE_PORT, 0, &o) > 0;
 
 	inet_ntop(family, family == AF_INET ? ip16 + 12 : ip16, addr, sizeof(addr));
-	if (uid >= 0 && uid != (long)geteuid())
+	if (found && o.uid != (long)geteuid() && (o.uroce || o.kind == UROCE_OWNER_UID))
 		fprintf(stderr, "uroce: %s: %s port %d is in use by processes of uid %ld; "
 			"processes of different users cannot share a device address "
-			"(see uroce's docs/security.md)\n", u->devname, addr, UROCE_XPORT_ROCE_PORT, uid);
+			"(see uroce's docs/security.md)\n", u->devname, addr, UROCE_XPORT_ROCE_PORT, o.uid);
+	else if (found)
+		uroce_port_owner_say(u->devname, ip16, UROCE_XPORT_ROCE_PORT, &o);
 	else
 		fprintf(stderr, "uroce: %s: %s port %d is in use by a socket uroce cannot "
 			"share (another user's, or not SO_REUSEPORT)\n", u->devname, addr,
