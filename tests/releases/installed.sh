@@ -16,7 +16,11 @@ done
 ls /usr/lib/*/libibverbs/liburoce-rdmav*.so >/dev/null || fail "no provider installed"
 drv=$(sed -n 's/^driver //p' /etc/libibverbs.d/uroce.driver)
 ls "$drv"-rdmav*.so >/dev/null || fail "uroce.driver names $drv, which has no provider"
-pass "installed: $(ls /usr/lib/*/libibverbs/liburoce-rdmav*.so), uroce(8), uroce.driver -> $drv"
+# the CM's reaper (docs/fork.md), where the provider looks for it
+reaper=$(find /usr -name uroce-reaper -type f -perm -u+x | head -1)
+[ -n "$reaper" ] || fail "uroce-reaper is not installed"
+grep -qaF "$reaper" /usr/lib/*/libibverbs/liburoce-rdmav*.so || fail "the provider does not name $reaper"
+pass "installed: $(ls /usr/lib/*/libibverbs/liburoce-rdmav*.so), uroce(8), uroce.driver -> $drv, $reaper"
 "$U" link add r0 netdev lo || fail "uroce link add r0 netdev lo"
 out=$("$U" run ibv_devices 2>&1)
 grep -Eq '^ +r0 ' <<<"$out" || { echo "$out"; fail "ibv_devices does not list r0"; }

@@ -3,22 +3,24 @@
  * DREQs for a process that dies without closing (see gsi.h): the kernel's
  * ucma_close sends them at any exit; uroce's CM runs in the process, so a
  * SIGKILL would leave every peer waiting.  Established connections are
- * kept in a shared anonymous mapping, each with its DREQ packet built in
- * advance (UD SEND_ONLY to QP 1, ICRC included).  The reaper, a grandchild
- * forked at the first publish, closes everything it inherited, waits for
- * the end of a pipe whose write end only the process holds, and then
- * sends the DREQs that are still published.  It runs only async-signal-
- * safe calls after fork (socket, bind, sendto), as a forked copy of a
- * threaded process must.
+ * kept in a shared memfd (cm/reaper.h), each with its DREQ packet built in
+ * advance (UD SEND_ONLY to QP 1, ICRC included).  The reaper is a program
+ * of its own, uroce-reaper (cm/reaper_main.c), started at the first
+ * publish with posix_spawn: it inherits only the memfd and the read end
+ * of a pipe whose write end only this process holds, and it runs none of
+ * this process's code (docs/fork.md says why a fork could not).
  */
+#include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -27,146 +29,135 @@
 #include <sys/wait.h>
 
 #include "cm/gsi.h"
+#include "cm/reaper.h"
 #include "transport/transport.h"
 #include "wire/wire.h"
+#include "provider_version.h"
 
-#define CONN_RECS 1024
-#define DREQ_PKT_LEN (12 + 8 + CM_MAD_SIZE + 4)  /* BTH, DETH, MAD, ICRC */
-#define DREQ_SENDS 3                              /* the reaper's retries */
-
-enum { REC_FREE, REC_FILLING, REC_LIVE };
-
-struct conn_rec {
-	_Atomic uint32_t state;
-	uint16_t sport;
-	uint8_t family;
-	uint8_t pad;
-	int ifindex;
-	uint8_t src[16], dst[16];
-	uint8_t pkt[DREQ_PKT_LEN];
-};
+_Static_assert(REAPER_PKT_LEN == 12 + 8 + CM_MAD_SIZE + 4, "DREQ packet: BTH, DETH, MAD, ICRC");
 
 static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct conn_rec *recs;       /* shared with the reaper */
+static struct reaper_map *map;      /* shared with the reaper */
 static pid_t reaper_for;            /* the process the reaper watches */
 
-/* ---- the reaper (after fork: async-signal-safe calls only) -------------------- */
+/* ---- starting the reaper ------------------------------------------------------ */
 
-static void send_rec(const struct conn_rec *r)
+/* uroce-reaper beside this build's provider: in the build tree when the
+ * provider was loaded from there, else where `meson install` put it. */
+static const char *reaper_path(void)
 {
-	struct sockaddr_storage from, to;
-	socklen_t fl = uroce_xport_sockaddr(r->family, r->src, r->sport, r->ifindex, &from);
-	socklen_t tl = uroce_xport_sockaddr(r->family, r->dst, ROCE_UDP_PORT, r->ifindex, &to);
-	int one = 1, fd = socket(r->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int pmtu = r->family == AF_INET ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
+	Dl_info info;
 
-	if (fd < 0)
-		return;
-	/* the ICRC was computed for DF and IP ID 0, as the engine sends */
-	if (r->family == AF_INET)
-		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-	else
-		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&from, fl) == 0)
-		sendto(fd, r->pkt, sizeof(r->pkt), 0, (struct sockaddr *)&to, tl);
-	close(fd);
+	if (dladdr((void *)reaper_path, &info) && info.dli_fname &&
+	    !strncmp(info.dli_fname, UROCE_BUILD_ROOT "/", strlen(UROCE_BUILD_ROOT) + 1))
+		return UROCE_REAPER_BUILD;
+	return UROCE_REAPER_INSTALLED;
 }
 
-static __attribute__((noreturn)) void reaper_main(int rfd)
+/* Spawn the reaper with RFD and MFD as its descriptors 3 and 4, /dev/null
+ * on 0-2 and nothing else, no environment, default signals, a session of
+ * its own.  posix_spawn's child runs only system calls of libc's own
+ * (no PLT, so no preload's dup2 or close), and execs at once. */
+static int reaper_spawn(int rfd, int mfd)
 {
-	struct timespec gap = { 0, 100 * 1000 * 1000 };
-	char b;
-	ssize_t n;
-
-	/* Wait for the watched process to end: the pipe's write end closes. */
-	do {
-		n = read(rfd, &b, 1);
-	} while (n > 0 || (n < 0 && errno == EINTR));
-	for (int round = 0; round < DREQ_SENDS; round++) {
-		for (int i = 0; i < CONN_RECS; i++)
-			if (atomic_load(&recs[i].state) == REC_LIVE)
-				send_rec(&recs[i]);
-		nanosleep(&gap, NULL);
-	}
-	_exit(0);
-}
-
-static void reaper_child(int rfd)
-{
-	int null;
-
-	if (fork() != 0)
-		_exit(0);    /* the grandchild is reparented: the app never waits for it */
-	/* Keep nothing of the application: no sockets (its SO_REUSEPORT
-	 * group would lose packets to us), no pipes it reads to the end. */
-	if (rfd != 3) {
-		dup2(rfd, 3);
-		rfd = 3;
-	}
-	close_range(4, ~0u, 0);
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 3)
-			close(null);
-	}
-	/* Ctrl-C or SIGTERM to the application's group must not stop the
-	 * one who speaks for it afterwards. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	setsid();
-	reaper_main(rfd);
-}
-
-/* The records and the reaper of this process; reaper_lock held. */
-static int reaper_start(void)
-{
-	int p[2];
+	static char *const argv[] = { "uroce-reaper", NULL };
+	static char *const envp[] = { NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int ret, hi_r, hi_m;
 	pid_t pid;
 
-	if (recs && reaper_for == getpid())
-		return 0;
-	/* New records (also in a forked child: the mapping it inherited is
-	 * its parent's, shared with the parent's reaper). */
-	void *m = mmap(NULL, CONN_RECS * sizeof(*recs), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-	struct conn_rec *old = recs;
-	int err;
-
-	if (m == MAP_FAILED)
-		return -errno;
-	recs = m;                /* (the reaper reads this one) */
-	if (pipe2(p, O_CLOEXEC))
-		goto fail;
-	pid = fork();
-	if (pid == 0)
-		reaper_child(p[0]);
-	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		goto fail;
+	/* above 4, so that no dup2 below overwrites the other's source */
+	hi_r = fcntl(rfd, F_DUPFD_CLOEXEC, REAPER_FD_RECS + 1);
+	hi_m = fcntl(mfd, F_DUPFD_CLOEXEC, REAPER_FD_RECS + 1);
+	if (hi_r < 0 || hi_m < 0) {
+		ret = errno;
+		goto out;
 	}
-	waitpid(pid, NULL, 0);
-	/* p[1] stays open, close-on-exec, until this process ends */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0);
+	posix_spawn_file_actions_adddup2(&fa, 0, 1);
+	posix_spawn_file_actions_adddup2(&fa, 0, 2);
+	posix_spawn_file_actions_adddup2(&fa, hi_r, REAPER_FD_PIPE);
+	posix_spawn_file_actions_adddup2(&fa, hi_m, REAPER_FD_RECS);
+	posix_spawn_file_actions_addclosefrom_np(&fa, REAPER_FD_RECS + 1);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETSID);
+	ret = posix_spawn(&pid, reaper_path(), &fa, &at, argv, envp);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	/* it forks once and this child exits: the reaper is reparented */
+	if (!ret)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+out:
+	if (hi_r >= 0)
+		close(hi_r);
+	if (hi_m >= 0)
+		close(hi_m);
+	return -ret;
+}
+
+/* The records and the reaper of this process; reaper_lock held.  A
+ * forked child starts its own: the mapping it inherited is its parent's,
+ * which the parent's reaper reads. */
+static int reaper_start(void)
+{
+	static bool told;
+	struct reaper_map *m;
+	int p[2], mfd, err;
+
+	if (map && reaper_for == getpid())
+		return 0;
+	mfd = memfd_create("uroce-reaper", MFD_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	if (ftruncate(mfd, sizeof(*m))) {
+		err = -errno;
+		close(mfd);
+		return err;
+	}
+	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		close(mfd);
+		return err;
+	}
+	m->magic = REAPER_MAGIC;
+	m->nrecs = REAPER_RECS;
+	m->rec_size = sizeof(struct reaper_rec);
+	err = pipe2(p, O_CLOEXEC) ? -errno : 0;
+	if (!err) {
+		err = reaper_spawn(p[0], mfd);
+		close(p[0]);
+		/* p[1] stays open, close-on-exec, until this process ends */
+		if (err)
+			close(p[1]);
+	}
+	close(mfd);
+	if (err) {
+		munmap(m, sizeof(*m));
+		if (!told)
+			fprintf(stderr, "uroce cm: cannot start %s (%s): the peers of a killed process "
+				"will learn of it by their own timeouts\n", reaper_path(), strerror(-err));
+		told = true;
+		return err;
+	}
+	map = m;
 	reaper_for = getpid();
 	return 0;
-fail:
-	err = -errno;
-	munmap(m, CONN_RECS * sizeof(*recs));
-	recs = old;
-	return err;
 }
 
 /* ---- publishing ------------------------------------------------------------------- */
 
 /* The DREQ the kernel would send for C (cm_send_dreq), as a UD packet. */
-static int build_dreq(struct conn_rec *r, const struct uroce_gsi_conn_info *c)
+static int build_dreq(struct reaper_rec *r, const struct uroce_gsi_conn_info *c, int ifindex)
 {
 	struct cm_msg m = {
 		.attr_id = CM_ATTR_DREQ,
@@ -190,16 +181,16 @@ static int build_dreq(struct conn_rec *r, const struct uroce_gsi_conn_info *c)
 	int h;
 
 	h = roce_build(r->pkt, sizeof(r->pkt), &p, CM_MAD_SIZE);
-	if (h != 20)
+	if (h != 20 || (size_t)h + CM_MAD_SIZE + 4 != sizeof(r->pkt))
 		return -EINVAL;
 	mad = r->pkt + h;
 	if (cm_mad_build(&m, mad) != CM_MAD_OK)
 		return -EINVAL;
 	r->family = roce_gid_family(c->local_gid);
-	r->sport = CM_GSI_UDP_SPORT;
-	memcpy(r->src, c->local_gid, 16);
-	memcpy(r->dst, c->remote_gid, 16);
-	roce_net_from_socket(&net, r->family, r->src, r->dst, r->sport, ROCE_UDP_PORT);
+	r->from_len = uroce_xport_sockaddr(r->family, c->local_gid, CM_GSI_UDP_SPORT, ifindex, &r->from);
+	r->to_len = uroce_xport_sockaddr(r->family, c->remote_gid, ROCE_UDP_PORT, ifindex, &r->to);
+	roce_net_from_socket(&net, r->family, c->local_gid, c->remote_gid, CM_GSI_UDP_SPORT,
+			     ROCE_UDP_PORT);
 	iov = (struct iovec){ mad, CM_MAD_SIZE };
 	crc = htole32(roce_icrc(&net, r->pkt, h, &iov, 1, 0));
 	memcpy(mad + CM_MAD_SIZE, &crc, 4);
@@ -216,16 +207,15 @@ int uroce_gsi_conn_publish(struct uroce_gsi *gsi, const struct uroce_gsi_conn_in
 	pthread_mutex_unlock(&reaper_lock);
 	if (ret)
 		return ret;
-	for (uint32_t i = 0; i < CONN_RECS; i++) {
-		uint32_t free_state = REC_FREE;
-		struct conn_rec *r = &recs[i];
+	for (uint32_t i = 0; i < REAPER_RECS; i++) {
+		uint32_t free_state = REAPER_REC_FREE;
+		struct reaper_rec *r = &map->recs[i];
 
-		if (!atomic_compare_exchange_strong(&r->state, &free_state, REC_FILLING))
+		if (!atomic_compare_exchange_strong(&r->state, &free_state, REAPER_REC_FILLING))
 			continue;
-		r->ifindex = if_nametoindex(uroce_gsi_netdev(gsi));
-		ret = build_dreq(r, c);
+		ret = build_dreq(r, c, if_nametoindex(uroce_gsi_netdev(gsi)));
 		/* the reaper reads a record only once it is whole */
-		atomic_store(&r->state, ret ? REC_FREE : REC_LIVE);
+		atomic_store(&r->state, ret ? REAPER_REC_FREE : REAPER_REC_LIVE);
 		if (!ret)
 			*handle = i + 1;
 		return ret;
@@ -236,6 +226,7 @@ int uroce_gsi_conn_publish(struct uroce_gsi *gsi, const struct uroce_gsi_conn_in
 void uroce_gsi_conn_unpublish(struct uroce_gsi *gsi, uint32_t handle)
 {
 	(void)gsi;
-	if (recs && handle >= 1 && handle <= CONN_RECS)
-		atomic_store(&recs[handle - 1].state, REC_FREE);
+	/* (a forked child's handles are its own map's, never its parent's) */
+	if (map && handle >= 1 && handle <= REAPER_RECS && reaper_for == getpid())
+		atomic_store(&map->recs[handle - 1].state, REAPER_REC_FREE);
 }
