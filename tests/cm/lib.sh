@@ -155,6 +155,18 @@ cm_pair() {
 
 # The places a pair runs: "lo" (one namespace, its lo) and "veth".
 # cm_where W sets SRV_NS CLI_NS SRV_ADDR.
+# cm_wait_pings LOG PID: true once LOG (an rping -v's output) holds 20
+# pings; false if PID ends first or after a minute.
+cm_wait_pings() {
+	local _
+	for _ in $(seq 1200); do
+		[ "$(grep -c 'ping data' "$1" || true)" -ge 20 ] && return 0
+		kill -0 $2 2>/dev/null || break
+		sleep 0.05
+	done
+	[ "$(grep -c 'ping data' "$1" || true)" -ge 20 ]
+}
+
 cm_where() {
 	case $1 in
 	lo) SRV_NS=$CM_LO_NS CLI_NS=$CM_LO_NS SRV_ADDR=127.0.0.1 ;;

@@ -32,12 +32,7 @@ for w in ${CM_WHERE:-lo veth}; do
 	cli=$!
 	on_exit "kill $cli"
 	# the event: pings flow
-	for _ in $(seq 1200); do
-		[ "$(grep -c 'ping data' "$clog" || true)" -ge 20 ] && break
-		kill -0 $cli 2>/dev/null || break
-		sleep 0.05
-	done
-	[ "$(grep -c 'ping data' "$clog" || true)" -ge 20 ] || { cat "$clog"; fail "$w: no pings"; }
+	cm_wait_pings "$clog" $cli || { cat "$clog"; fail "$w: no pings"; }
 	# SIGKILL the rping itself: the server's process tree (subshell, ip
 	# netns exec -> timeout, uroce run -> rping) from the leaves up
 	kids=$(tree_of $srv)
