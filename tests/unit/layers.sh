@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The folders of providers/uroce are layers that point one way
 # (docs/design.md, "Source layout"):
-#   verbs -> cm -> engine -> transport -> device -> trace -> wire
+#   verbs -> cm -> engine -> transport -> device -> trace -> wire -> knob
 # and preload/, apart: liburoce-preload.so, which may include the CM's
 # door (cm/cm.h, its UCMA bridge) and nothing else of the provider.
 #
@@ -26,11 +26,13 @@ set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}/providers/uroce
 cd "$root" || exit 1
 
-declare -A rank=([verbs]=6 [cm]=5 [engine]=4 [transport]=3 [device]=2 [trace]=1 [wire]=0)
+declare -A rank=([verbs]=7 [cm]=6 [engine]=5 [transport]=4 [device]=3 [trace]=2 [wire]=1
+		  [knob]=0)
 # Each folder's door: what files outside it may include.  verbs, at the
 # top, has none: nothing calls it but libibverbs, through its ops table.
 declare -A door=([cm]=cm/cm.h [engine]=engine/engine.h [transport]=transport/transport.h
-		 [device]=device/device.h [trace]=trace/trace.h [wire]=wire/wire.h)
+		 [device]=device/device.h [trace]=trace/trace.h [wire]=wire/wire.h
+		 [knob]=knob/knob.h)
 generated="provider_version.h transport/xdp/uroce_xdp_obj.h"
 
 bad=0
