@@ -34,6 +34,7 @@
 
 #include "cli.h"
 #include "device/device.h"
+#include "knob/knob.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -81,10 +82,8 @@ struct scan {
 /* The proof failed at PATH (errno ERR): say where with UROCE_DEBUG. */
 static void no_proof(struct scan *sc, const char *path, int err)
 {
-	const char *dbg = getenv("UROCE_DEBUG");
-
 	sc->err = err;
-	if (dbg && *dbg && *dbg != '0')
+	if (uroce_knob_on(UROCE_KNOB_DEBUG))
 		fprintf(stderr, "uroce: prune: %s: %s\n", path, strerror(err));
 }
 
@@ -369,7 +368,7 @@ static void prune_registry(const char *rundir, const char *name, int dry)
 int uroce_prune_dead(int dry)
 {
 	struct scan sc[2] = { { .self_fd = -1 }, { .self_fd = -1 } };
-	const char *rundir = getenv("UROCE_RUNDIR");
+	const char *rundir = uroce_knob_str(UROCE_KNOB_RUNDIR);
 	int pruned = 0, lockfd, err = 0;
 	char path[PATH_MAX];
 	struct dirent *e;
@@ -377,8 +376,6 @@ int uroce_prune_dead(int dry)
 
 	if (geteuid() != 0)
 		return -EPERM; /* cannot read every task's namespaces: no proof */
-	if (!rundir || !*rundir)
-		rundir = "/run/uroce";
 	/* One pruner at a time per registry root. */
 	snprintf(path, sizeof(path), "%s/.prune.lock", rundir);
 	if ((err = uroce_mkdirs(rundir, 0755)))

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "provider_version.h"
 #include "device/device.h"
+#include "knob/knob.h"
 
 /* Is this uroce binary the one in the build tree (not installed)? */
 static int from_build_tree(void)
@@ -32,9 +33,9 @@ static int from_build_tree(void)
 /* The provider that belongs to this uroce binary: build tree or installed. */
 static const char *provider_prefix(void)
 {
-	const char *env = getenv("UROCE_PROVIDER");
+	const char *env = uroce_knob_str(UROCE_KNOB_PROVIDER);
 
-	if (env && *env)
+	if (env)
 		return env;
 	return from_build_tree() ? UROCE_PROVIDER_BUILD : UROCE_PROVIDER_INSTALLED;
 }
@@ -54,7 +55,7 @@ static int in_list(const char *list, const char *value, char sep)
  * (once: a second `eval "$(uroce env)"` changes nothing). */
 static void env_prepend(const char *name, const char *value, char sep)
 {
-	const char *old = getenv(name);
+	const char *old = getenv(name); /* not a knob: the list we extend */
 	char buf[4 * PATH_MAX];
 
 	if (old && in_list(old, value, sep))
@@ -69,7 +70,7 @@ static void env_prepend(const char *name, const char *value, char sep)
 /* The registry's tree if we may refresh it, else a private copy of it. */
 static int pick_sysroot(const char *nsdir, char *buf, size_t len)
 {
-	const char *base = getenv("XDG_RUNTIME_DIR");
+	const char *base = uroce_knob_str(UROCE_KNOB_XDG_RUNTIME_DIR);
 	char dir[PATH_MAX];
 	int ret;
 
@@ -77,7 +78,7 @@ static int pick_sysroot(const char *nsdir, char *buf, size_t len)
 		return -ENAMETOOLONG;
 	if (access(buf, W_OK) == 0)
 		return 0;
-	if (!base || !*base || access(base, W_OK))
+	if (access(base, W_OK))
 		base = "/tmp";
 	snprintf(dir, sizeof(dir), "%s/uroce-%u", base, (unsigned int)getuid());
 	if ((ret = uroce_mkdirs(dir, 0700)))
@@ -155,7 +156,7 @@ int cmd_env(int argc, char **argv)
 		return 1;
 	for (size_t i = 0; i < sizeof(env_names) / sizeof(env_names[0]); i++) {
 		printf("export %s=", env_names[i]);
-		put_quoted(getenv(env_names[i]));
+		put_quoted(getenv(env_names[i])); /* not a knob: what we just set */
 		putchar('\n');
 	}
 	return 0;

@@ -16,6 +16,7 @@
 
 #include "cm/ucma.h"
 #include "cm/cm.h"
+#include "knob/knob.h"
 #include "trace/trace.h"
 
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -230,9 +231,8 @@ static int ucma_open(int flags)
 		errno = ENOMEM;
 		return -1;
 	}
-	uroce_debug_cm = getenv("UROCE_CM_DEBUG") ? atoi(getenv("UROCE_CM_DEBUG")) : 0;
-	if (getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0')
-		uroce_debug_cm = 2;
+	uroce_debug_cm = uroce_knob_on(UROCE_KNOB_DEBUG) ? 2 :
+			 (int)uroce_knob_num(UROCE_KNOB_CM_DEBUG);
 	fd = eventfd(0, EFD_SEMAPHORE | (flags & O_NONBLOCK ? EFD_NONBLOCK : 0) |
 			(flags & O_CLOEXEC ? EFD_CLOEXEC : 0));
 	if (fd < 0) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "device/device.h"
+#include "knob/knob.h"
 #include "cm/ucma.h"
 
 static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -102,9 +103,9 @@ void ucma_gid_to_addr(const uint8_t gid[16], uint16_t port, struct sockaddr_stor
 /* The tree libibverbs reads: $SYSFS_PATH, or our namespace's own. */
 static void tree_root(const char *nsdir, char *buf, size_t len)
 {
-	const char *env = getenv("SYSFS_PATH");
+	const char *env = uroce_knob_str(UROCE_KNOB_SYSFS_PATH);
 
-	if (env && *env)
+	if (env)
 		snprintf(buf, len, "%s", env);
 	else
 		snprintf(buf, len, "%s/sys", nsdir);

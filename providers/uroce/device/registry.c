@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "device/registry.h"
+#include "knob/knob.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -52,9 +53,7 @@ int uroce_name_valid(const char *name)
 
 static const char *rundir(void)
 {
-	const char *d = getenv("UROCE_RUNDIR");
-
-	return d && *d ? d : "/run/uroce";
+	return uroce_knob_str(UROCE_KNOB_RUNDIR);
 }
 
 int uroce_ns_dir(char *buf, size_t len)

@@ -32,6 +32,7 @@
 #include <uroce/stats.h>
 
 #include "device/registry.h"
+#include "knob/knob.h"
 #ifndef UROCE_STATS_NO_ENGINE
 #include <pthread.h>
 #endif
@@ -431,13 +432,12 @@ out:
 
 int uroce_stats_attach(const char *devname, struct uroce_stats_shm **stats, bool *shared)
 {
-	const char *debug = getenv("UROCE_DEBUG");
 	int ret = publish(devname, stats);
 
 	*shared = ret == 0;
 	if (ret == 0)
 		return 0;
-	if (debug && *debug && *debug != '0')
+	if (uroce_knob_on(UROCE_KNOB_DEBUG))
 		fprintf(stderr, "uroce: %s: counters not published for `uroce stat`: %s\n",
 			devname, strerror(-ret));
 	*stats = calloc(1, sizeof(**stats));

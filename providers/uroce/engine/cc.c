@@ -76,6 +76,7 @@
 #include <stdlib.h>
 
 #include "engine/engine_int.h"
+#include "knob/knob.h"
 
 enum {
 	CC_UNIT = 256,               /* the window is kept in 1/256 packets */
@@ -84,45 +85,17 @@ enum {
 	CC_FLOOR = 64,               /* packets: no loss takes a full share below it */
 };
 
-static int cc_enabled(void)
-{
-	static int on = -1;
-
-	if (on < 0) {
-		const char *v = getenv("UROCE_CC");
-
-		on = !(v && *v == '0');
-	}
-	return on;
-}
-
-/* A size in bytes from environment variable NAME (in KiB, at least MIN_KB),
- * else DEF_KB KiB; read once into *CACHE. */
-static uint64_t env_kb(const char *name, uint64_t def_kb, long min_kb, int64_t *cache)
-{
-	if (*cache < 0) {
-		const char *v = getenv(name);
-		long kb = v && *v ? strtol(v, NULL, 10) : -1;
-
-		*cache = (int64_t)(kb >= min_kb ? (uint64_t)kb : def_kb) << 10;
-	}
-	return (uint64_t)*cache;
-}
-
 /* UROCE_INFLIGHT_KB: bytes the process's busy QPs on one device share. */
 static uint64_t cc_budget(void)
 {
-	static int64_t bytes = -1;
-
-	return env_kb("UROCE_INFLIGHT_KB", 16384, 1, &bytes);
+	return uroce_knob_num(UROCE_KNOB_INFLIGHT_KB) << 10;
 }
 
 /* The most QE may have unacknowledged, in packets: UROCE_WINDOW_KB of its
  * path MTU, never fewer than CC_FLOOR. */
 static uint32_t cc_max(const struct uroce_qp_eng *qe)
 {
-	static int64_t bytes = -1;
-	uint64_t pkts = env_kb("UROCE_WINDOW_KB", 1024, 1, &bytes) / uroce_qp_mtu(qe);
+	uint64_t pkts = (uroce_knob_num(UROCE_KNOB_WINDOW_KB) << 10) / uroce_qp_mtu(qe);
 
 	return pkts < CC_FLOOR ? CC_FLOOR : pkts > UROCE_WINDOW_MAX ? UROCE_WINDOW_MAX : (uint32_t)pkts;
 }
@@ -139,9 +112,7 @@ static void cc_start(struct uroce_qp_eng *qe)
  * its path MTU. */
 static uint32_t cc_burst(const struct uroce_qp_eng *qe)
 {
-	static int64_t bytes = -1;
-
-	return (uint32_t)(env_kb("UROCE_BURST_KB", 32, 0, &bytes) / uroce_qp_mtu(qe));
+	return (uint32_t)((uroce_knob_num(UROCE_KNOB_BURST_KB) << 10) / uroce_qp_mtu(qe));
 }
 
 uint32_t uroce_cc_window(struct uroce_qp_eng *qe)
@@ -149,7 +120,7 @@ uint32_t uroce_cc_window(struct uroce_qp_eng *qe)
 	int busy = atomic_load_explicit(&qe->eng->armed, memory_order_relaxed);
 	uint32_t share, floor, w, burst, max = cc_max(qe);
 
-	if (!cc_enabled())
+	if (!uroce_knob_on(UROCE_KNOB_CC))
 		return max;
 	if (!qe->cwnd)
 		cc_start(qe);
@@ -223,14 +194,9 @@ bool uroce_cc_burst_waits(const struct uroce_qp_eng *qe, uint32_t unacked)
 
 bool uroce_cc_post_waits(const struct uroce_qp *qp)
 {
-	static int on = -1;
+	bool on = uroce_knob_on(UROCE_KNOB_ACK_CLOCK);
 	const struct uroce_qp_eng *qe = qp->engine;
 
-	if (on < 0) {
-		const char *v = getenv("UROCE_ACK_CLOCK");
-
-		on = !(v && *v == '0');
-	}
 	/* The pass that answers the response restarts what waits here:
 	 * comp.c calls uroce_req_progress after every response, req.c after
 	 * every timer (so a lost response costs a probe, never a WQE). */

@@ -17,6 +17,7 @@
 #include <sys/timerfd.h>
 
 #include "engine/engine_int.h"
+#include "knob/knob.h"
 #include "engine/pkt.h"
 
 int uroce_debug;
@@ -89,9 +90,7 @@ void uroce_engine_count(struct uroce_engine *eng, enum uroce_stat e, uint64_t n)
 
 static bool stats_wanted(void)
 {
-	const char *env = getenv("UROCE_STATS");
-
-	return env && *env && *env != '0';
+	return uroce_knob_on(UROCE_KNOB_STATS);
 }
 
 /* UROCE_STATS=1: print this process's counters when the engine stops. */
@@ -179,7 +178,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 
 	if (!eng)
 		return NULL;
-	uroce_debug = getenv("UROCE_DEBUG") && *getenv("UROCE_DEBUG") != '0';
+	uroce_debug = uroce_knob_on(UROCE_KNOB_DEBUG);
 	eng->epfd = eng->wake_fd = eng->tick_fd = -1;
 	snprintf(eng->devname, sizeof(eng->devname), "%s", devname);
 	snprintf(eng->netdev, sizeof(eng->netdev), "%s", netdev);

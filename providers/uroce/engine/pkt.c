@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "wire/wire.h"
+#include "knob/knob.h"
 #include "engine/engine_int.h"
 #include "engine/pkt.h"
 #include "trace/trace.h"
@@ -40,15 +41,13 @@ static int trace_users;
 
 static uint64_t trace_limit(void)
 {
-	return roce_pcap_size_env("UROCE_PCAP_MAX", 256ull << 20);
+	return uroce_knob_num(UROCE_KNOB_PCAP_MAX);
 }
 
 /* $UROCE_PCAP, or NULL when it is unset or empty. */
 static const char *pcap_path(void)
 {
-	const char *path = getenv("UROCE_PCAP");
-
-	return path && *path ? path : NULL;
+	return uroce_knob_str(UROCE_KNOB_PCAP);
 }
 
 bool uroce_pkt_traced(void)

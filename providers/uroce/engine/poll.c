@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 
 #include "engine/engine_int.h"
+#include "knob/knob.h"
 
 /* The kernel's struct sched_attr (include/uapi/linux/sched/types.h):
  * glibc 2.36 has no wrapper, so the system call is made directly. */
@@ -48,9 +49,7 @@ struct uroce_sched_attr {
 };
 
 enum {
-	DEFER_US = 200,              /* a deferral's length before a look */
 	LOOK_GAP_MAX_NS = 1000000,   /* quiet looks space out up to this (the timers' tick) */
-	ACK_HOLD_US = 50,            /* the longest an ACK waits for a post (resp_ack.c) */
 	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
 	SPIN_POLLS = 8,              /* application polls between wake-ups: it spins */
 	LOOKS_TO_REWATCH = 3,        /* looks in a row that find packets end it */
@@ -60,25 +59,13 @@ enum {
 	STREAM_SPIN_NS = 20000,      /* how long the progress thread then polls on */
 };
 
-/* A non-negative integer from environment variable NAME, else DEF. */
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (!v || !*v)
-		return def;
-	n = strtol(v, &end, 10);
-	return *end || n < 0 ? def : n;
-}
-
 void uroce_poll_conf(struct uroce_engine *eng)
 {
-	eng->busy_poll_ns = (uint64_t)env_long("UROCE_BUSY_POLL_US", 0) * 1000;
-	eng->slice_ns = (uint64_t)env_long("UROCE_PROGRESS_SLICE_US", 100) * 1000;
-	eng->poll_defer_ns = (uint64_t)env_long("UROCE_DEFER_US", DEFER_US) * 1000;
-	eng->ack_hold_ns = (uint64_t)env_long("UROCE_ACK_HOLD_US", ACK_HOLD_US) * 1000;
+	/* knob/knob.h: the defaults, and the ack hold's use in resp_ack.c */
+	eng->busy_poll_ns = uroce_knob_num(UROCE_KNOB_BUSY_POLL_US) * 1000;
+	eng->slice_ns = uroce_knob_num(UROCE_KNOB_PROGRESS_SLICE_US) * 1000;
+	eng->poll_defer_ns = uroce_knob_num(UROCE_KNOB_DEFER_US) * 1000;
+	eng->ack_hold_ns = uroce_knob_num(UROCE_KNOB_ACK_HOLD_US) * 1000;
 }
 
 void uroce_poll_thread_start(struct uroce_engine *eng)

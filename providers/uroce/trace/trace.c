@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "knob/knob.h"
 #include "trace/trace.h"
 #include "wire/wire.h"
 
@@ -30,9 +31,7 @@ static bool file_failed;
 
 __attribute__((constructor)) static void trace_init(void)
 {
-	const char *p = getenv("UROCE_TRACE");
-
-	uroce_tracing = p && *p;
+	uroce_tracing = uroce_knob_str(UROCE_KNOB_TRACE) != NULL;
 }
 
 uint64_t uroce_trace_clock_slow(void)
@@ -95,7 +94,7 @@ static struct roce_pcap *trace_file(void)
 {
 	pid_t me = getpid();
 	char path[4096], comm[64] = "?", appl[128];
-	const char *p = getenv("UROCE_TRACE"), *pp;
+	const char *p = uroce_knob_str(UROCE_KNOB_TRACE), *pp;
 	struct roce_pcap *f;
 	FILE *c;
 
@@ -120,7 +119,7 @@ static struct roce_pcap *trace_file(void)
 			fclose(c);
 		}
 		snprintf(appl, sizeof(appl), "uroce (%s, pid %d)", comm, (int)me);
-		f = roce_pcapng_open(path, roce_pcap_size_env("UROCE_TRACE_MAX", 256ull << 20), appl);
+		f = roce_pcapng_open(path, uroce_knob_num(UROCE_KNOB_TRACE_MAX), appl);
 		if (!f) {
 			fprintf(stderr, "uroce: cannot write the trace %s: %s\n", path, strerror(errno));
 			file_failed = true;

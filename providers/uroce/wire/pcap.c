@@ -294,23 +294,6 @@ void roce_net_fake_macs(struct roce_net *net)
 	memcpy(net->dmac + 2, net->dst + 12, 4);
 }
 
-uint64_t roce_pcap_size_env(const char *name, uint64_t dflt)
-{
-	const char *s = getenv(name);
-	char *end;
-	uint64_t v;
-
-	if (!s || !*s)
-		return dflt;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; break;
-	}
-	return v;
-}
-
 void roce_pcap_stats(struct roce_pcap *pc, uint64_t *written, uint64_t *skipped)
 {
 	pthread_mutex_lock(&pc->lock);

@@ -259,8 +259,6 @@ void roce_pcap_write_frame(struct roce_pcap *pc, const uint8_t *frame, uint32_t 
 void roce_pcapng_journal(struct roce_pcap *pc, const char *entry, uint32_t len);
 /* Made-up but stable MAC addresses for a synthesised Ethernet header. */
 void roce_net_fake_macs(struct roce_net *net);
-/* A size from environment variable NAME (K/M/G suffixes), DFLT if unset. */
-uint64_t roce_pcap_size_env(const char *name, uint64_t dflt);
 /* Packets written / left out because the size bound was reached. */
 void roce_pcap_stats(struct roce_pcap *pc, uint64_t *written, uint64_t *skipped);
 void roce_pcap_close(struct roce_pcap *pc);

@@ -38,6 +38,7 @@
 #include <uroce/stats.h>
 
 #include "transport/udp/udp.h"
+#include "knob/knob.h"
 #include "wire/wire.h"
 
 extern const struct uroce_xport_ops uroce_udp_ops;
@@ -67,14 +68,6 @@ static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
 			"share (another user's, or not SO_REUSEPORT)\n", u->devname, addr,
 			UROCE_XPORT_ROCE_PORT);
 	return -EADDRINUSE;
-}
-
-/* UROCE_GSO / UROCE_GRO: "0" switches the offload off (default on). */
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return !v || !*v || *v != '0';
 }
 
 static void udp_close(struct uroce_xport *x)
@@ -125,8 +118,8 @@ static int udp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	snprintf(u->devname, sizeof(u->devname), "%s", conf->devname);
 	snprintf(u->netdev, sizeof(u->netdev), "%s", conf->netdev);
 	u->counters = conf->counters;
-	u->gso = env_on("UROCE_GSO");
-	u->gro = env_on("UROCE_GRO");
+	u->gso = uroce_knob_on(UROCE_KNOB_GSO);
+	u->gro = uroce_knob_on(UROCE_KNOB_GRO);
 	u->conn_ip_fields = conf->rx_ip_fields_always;
 	pthread_mutex_init(&u->conn_lock, NULL);
 	pthread_mutex_init(&u->tx_lock, NULL);

@@ -40,6 +40,7 @@
 #include <linux/net_tstamp.h>
 
 #include "transport/udp/udp.h"
+#include "knob/knob.h"
 #include "wire/wire.h"
 
 /* Connected sockets per transport: a direct-mapped table of paths.  A path
@@ -60,10 +61,8 @@ struct udp_txconn {
 
 int udp_txconn_init(struct udp_xport *u)
 {
-	const char *v = getenv("UROCE_TX_CONNECT");
-
 	u->txconn_sink = -1;
-	if (v && *v == '0')
+	if (!uroce_knob_on(UROCE_KNOB_TX_CONNECT))
 		return 0;
 	/* The probes go to a socket of ours alone (no other program's ever
 	 * gets one), off the QPs' source ports; what reaches it is read and

@@ -40,11 +40,12 @@
 #include <xdp/libxdp.h>
 
 #include "transport/xdp/xdp_load.h"
+#include "knob/knob.h"
 #include "transport/xdp/uroce_xdp_obj.h"   /* the compiled program, embedded (meson) */
 
 static int quiet_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
-	if (getenv("UROCE_DEBUG"))
+	if (uroce_knob_on(UROCE_KNOB_DEBUG))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
 }
@@ -200,7 +201,7 @@ static struct xdp_program *open_embedded(bool frags)
 /* A bpffs where libxdp can keep its dispatcher's state. */
 static bool have_bpffs(void)
 {
-	const char *dir = getenv("LIBXDP_BPFFS") ? getenv("LIBXDP_BPFFS") : "/sys/fs/bpf";
+	const char *dir = uroce_knob_str(UROCE_KNOB_LIBXDP_BPFFS);
 	struct statfs s;
 
 	return statfs(dir, &s) == 0 && s.f_type == BPF_FS_MAGIC;

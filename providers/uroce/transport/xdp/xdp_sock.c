@@ -20,6 +20,7 @@
 #include <uroce/af_xdp_mb.h>
 
 #include "transport/xdp/xdp_sock.h"
+#include "knob/knob.h"
 
 #define JOINED_SLOT (UROCE_XSK_MAX_FRAGS * UROCE_XSK_RX_FRAME_LEN)
 
@@ -42,11 +43,11 @@ static int bind_best(struct uroce_xsk *x, const char *ifname, uint32_t queue)
 	static const uint16_t modes[] = {
 		XDP_ZEROCOPY | XDP_USE_SG, XDP_COPY | XDP_USE_SG, XDP_ZEROCOPY, XDP_COPY,
 	};
-	const char *sg = getenv("UROCE_XDP_SG");
+	bool sg = uroce_knob_on(UROCE_KNOB_XDP_SG);
 	int ret = -EINVAL;
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if ((modes[i] & XDP_USE_SG) && sg && !strcmp(sg, "0"))
+		if ((modes[i] & XDP_USE_SG) && !sg)
 			continue;
 		ret = bind_socket(x, ifname, queue, modes[i]);
 		if (ret == 0) {

@@ -16,18 +16,17 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-/* Receive frames (a power of 2): UROCE_XSK_RX_FRAMES for the one socket
- * of a single-queue interface (32 MiB, what the udp transport's receive
- * buffers hold); a multi-queue one's sockets share out about as many, at
- * least UROCE_XSK_MIN_RX_FRAMES each (more than 32 queues take more in
- * all: 64 take 64 MiB).  They are what a receiver that is not scheduled
- * can take meanwhile: with 2048 a UC flood into a loaded machine lost
- * 13-17 % of its packets, with 8192 none (docs/xdp.md, "Receive
- * frames").  UROCE_XDP_RX_FRAMES sets the total.  The socket that sends
- * (queue 0's) has UROCE_XSK_TX_FRAMES more, the others UROCE_XSK_BATCH.
- * Under RLIMIT_MEMLOCK a socket gives up receive frames down to
+/* Receive frames (a power of 2): UROCE_XDP_RX_FRAMES (8192 by default,
+ * knob/knob.h) for the one socket of a single-queue interface (32 MiB,
+ * what the udp transport's receive buffers hold); a multi-queue one's
+ * sockets share out about as many, at least UROCE_XSK_MIN_RX_FRAMES each
+ * (more than 32 queues take more in all: 64 take 64 MiB).  They are what
+ * a receiver that is not scheduled can take meanwhile: with 2048 a UC
+ * flood into a loaded machine lost 13-17 % of its packets, with 8192 none
+ * (docs/xdp.md, "Receive frames").  The socket that sends (queue 0's) has
+ * UROCE_XSK_TX_FRAMES more, the others UROCE_XSK_BATCH.  Under
+ * RLIMIT_MEMLOCK a socket gives up receive frames down to
  * UROCE_XSK_RX_FLOOR, then send frames, then receive frames again. */
-#define UROCE_XSK_RX_FRAMES 8192
 #define UROCE_XSK_RX_FLOOR 1024
 #define UROCE_XSK_MIN_RX_FRAMES 256
 #define UROCE_XSK_TX_FRAMES 2048

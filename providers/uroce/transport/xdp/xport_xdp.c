@@ -31,6 +31,7 @@
 #include <uroce/stats.h>
 
 #include "device/device.h"
+#include "knob/knob.h"
 #include "transport/xdp/xdp_frame.h"
 #include "transport/xdp/xdp_xport.h"
 
@@ -164,7 +165,7 @@ static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t 
 				rx_frames /= 2;
 			else
 				tx_frames /= 2;
-			if (getenv("UROCE_DEBUG"))
+			if (uroce_knob_on(UROCE_KNOB_DEBUG))
 				fprintf(stderr, "uroce: %s: %s; trying %u receive and %u send frames\n",
 					t->devname, err, rx_frames, tx_frames);
 			continue;
@@ -176,14 +177,13 @@ static struct uroce_xsk *open_one(struct xdp_xport *t, uint32_t queue, uint32_t 
 	}
 }
 
-/* Receive frames per socket for NQ queues: about UROCE_XSK_RX_FRAMES (or
- * UROCE_XDP_RX_FRAMES) in all, a power of 2, at least UROCE_XSK_RX_FLOOR
- * each up to 8 queues and UROCE_XSK_MIN_RX_FRAMES beyond (the UMEM is
- * pinned memory: 64 queues of 1024 would pin 256 MiB). */
+/* Receive frames per socket for NQ queues: about UROCE_XDP_RX_FRAMES in
+ * all, a power of 2, at least UROCE_XSK_RX_FLOOR each up to 8 queues and
+ * UROCE_XSK_MIN_RX_FRAMES beyond (the UMEM is pinned memory: 64 queues of
+ * 1024 would pin 256 MiB). */
 static uint32_t rx_frames_per_queue(unsigned int nq)
 {
-	const char *env = getenv("UROCE_XDP_RX_FRAMES");
-	uint64_t total = env && atoll(env) > 0 ? (uint64_t)atoll(env) : UROCE_XSK_RX_FRAMES;
+	uint64_t total = uroce_knob_num(UROCE_KNOB_XDP_RX_FRAMES);
 	uint32_t f = nq <= 8 ? UROCE_XSK_RX_FLOOR : UROCE_XSK_MIN_RX_FRAMES;
 
 	while (f < (1u << 20) && (uint64_t)f * 2 * nq <= total)
@@ -200,13 +200,12 @@ static uint32_t rx_frames_per_queue(unsigned int nq)
  */
 static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
 {
-	const char *env = getenv("UROCE_XDP_QUEUES");
-	int want = env ? atoi(env) : 0;
+	unsigned int want = (unsigned int)uroce_knob_num(UROCE_KNOB_XDP_QUEUES);
 	unsigned int nq = uroce_xsk_queues(t->netdev);
 	uint32_t rx_frames;
 
-	if (want > 0 && (unsigned int)want < nq)
-		nq = (unsigned int)want;
+	if (want > 0 && want < nq)
+		nq = want;
 	nq = nq < MAX_QUEUES ? nq : MAX_QUEUES;
 	rx_frames = rx_frames_per_queue(nq);
 	if (uroce_xdp_queue_claim(&t->prog)) {
@@ -227,7 +226,7 @@ static int open_queues(struct xdp_xport *t, char *err, size_t errlen)
 		char why[256];
 
 		t->rxq[q] = open_one(t, q, rx_frames, why, sizeof(why));
-		if (!t->rxq[q] && getenv("UROCE_DEBUG"))
+		if (!t->rxq[q] && uroce_knob_on(UROCE_KNOB_DEBUG))
 			fprintf(stderr, "uroce: %s: %s; its frames take the kernel\n", t->devname, why);
 		if (t->rxq[q] && t->rxq[q]->rx_max_len < t->rx_max_len)
 			t->rx_max_len = t->rxq[q]->rx_max_len;
@@ -275,7 +274,7 @@ static int xdp_open(const struct uroce_xport_conf *conf, struct uroce_xport **ou
 	ret = open_queues(t, err, sizeof(err));
 	if (ret && (ret != -EBUSY || !t->udp))
 		goto fail_say;
-	if (ret && getenv("UROCE_DEBUG"))
+	if (ret && uroce_knob_on(UROCE_KNOB_DEBUG))
 		fprintf(stderr, "uroce: %s: %s; this process uses the udp path\n", t->devname, err);
 	if (t->xsk)
 		clear_qpns(t);
