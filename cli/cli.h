@@ -17,5 +17,6 @@ int cmd_run(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_knobs(int argc, char **argv);
 
 #endif

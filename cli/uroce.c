@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	      "       uroce run [--] CMD [ARGS...]\n"
 	      "       uroce trace [--qp QPN] [--wr WR_ID [--nth N]] [--from S] [--to S] [--svg] FILE...\n"
 	      "       eval \"$(uroce env)\"\n"
+	      "       uroce knobs [--names]\n"
 	      "       uroce version\n"
 	      "\n"
 	      "A uroce device is a software RoCEv2 RNIC bound to a network interface.\n"
@@ -52,6 +53,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "env"))
 		return cmd_env(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "knobs"))
+		return cmd_knobs(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("uroce %s\n", UROCE_VERSION);
 		return 0;
