@@ -5,8 +5,8 @@
  * datagrams as fast as the kernel lets a simple program move them, and
  * report what that cost.
  *
- *   udp_peer pong PORT [hop|two]                 echo datagrams (busy poll)
- *   udp_peer ping ADDR PORT SIZE ITERS [hop|two] ping-pong: one-way latency
+ *   udp_peer pong PORT [hop|two|block]           echo datagrams (busy poll)
+ *   udp_peer ping ADDR PORT SIZE ITERS [hop|two|block] ping-pong: one-way latency
  *   udp_peer sink PORT [gro]                 receive a stream, report its rate
  *   udp_peer stream ADDR PORT SIZE SECS mmsg|gso   send a stream
  *
@@ -30,6 +30,14 @@
  * taken by one recvmmsg from a UDP_GRO socket, the system calls uroce's
  * udp transport makes for it.  What that shape costs on the kernel's path,
  * before any protocol work.
+ *
+ * "block": both sides sleep in a blocking recv() for each datagram, as an
+ * event-driven program does: the peer of a verbs program that sleeps on a
+ * completion channel (ib_send_lat -e).  One wake-up per one-way message.
+ *
+ * ping prints the median, mean, p99 and p99.9 of the one-way times; with
+ * BENCH_SAMPLES=FILE it also writes every one-way time (µs, sorted, one
+ * a line) into FILE, for bench/report.py's distribution plot.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,6 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peer_util.h"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
@@ -54,29 +64,6 @@
 #endif
 
 enum { BATCH = 64, MAX_DGRAM = 65507, IDLE_END_NS = 500000000 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
 
 static int udp_socket(int port)
 {
@@ -95,7 +82,7 @@ static int udp_socket(int port)
 	return fd;
 }
 
-enum pp_mode { PP_BUSY, PP_HOP, PP_TWO };
+enum pp_mode { PP_BUSY, PP_HOP, PP_TWO, PP_BLOCK };
 
 static enum pp_mode pp_mode(const char *arg)
 {
@@ -105,6 +92,8 @@ static enum pp_mode pp_mode(const char *arg)
 		return PP_HOP;
 	if (!strcmp(arg, "two"))
 		return PP_TWO;
+	if (!strcmp(arg, "block"))
+		return PP_BLOCK;
 	fprintf(stderr, "udp_peer: unknown ping-pong mode %s\n", arg);
 	exit(2);
 }
@@ -134,7 +123,8 @@ static ssize_t pp_send(int fd, const char *buf, size_t len, size_t seg,
 	return sendmsg(fd, &m, 0);
 }
 
-/* Receive without waiting: in PP_TWO mode with recvmmsg and the GRO
+/* Receive without waiting (PP_BLOCK: waiting, up to the socket's
+ * SO_RCVTIMEO): in PP_TWO mode with recvmmsg and the GRO
  * control message, as uroce's udp transport does; *SEG: the size of the
  * segments the kernel coalesced into this datagram (0: one datagram). */
 static ssize_t pp_recv(int fd, char *buf, size_t cap, enum pp_mode mode, struct sockaddr_in *from,
@@ -149,7 +139,8 @@ static ssize_t pp_recv(int fd, char *buf, size_t cap, enum pp_mode mode, struct 
 
 	*seg = 0;
 	if (mode != PP_TWO)
-		return recvfrom(fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)from, fromlen);
+		return recvfrom(fd, buf, cap, mode == PP_BLOCK ? 0 : MSG_DONTWAIT,
+				(struct sockaddr *)from, fromlen);
 	if (recvmmsg(fd, &mm, 1, MSG_DONTWAIT, NULL) != 1)
 		return -1;
 	if (fromlen)
@@ -165,12 +156,17 @@ static ssize_t pp_recv(int fd, char *buf, size_t cap, enum pp_mode mode, struct 
 	return mm.msg_len;
 }
 
-static int pp_socket(int port, enum pp_mode mode)
+/* WAIT_NS: how long a PP_BLOCK receive sleeps at most (then EAGAIN). */
+static int pp_socket(int port, enum pp_mode mode, uint64_t wait_ns)
 {
 	int fd = udp_socket(port), one = 1;
+	struct timeval tv = { .tv_sec = (time_t)(wait_ns / 1000000000u),
+			      .tv_usec = (long)(wait_ns % 1000000000u / 1000) };
 
 	if (mode == PP_TWO && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)))
 		die("UDP_GRO");
+	if (mode == PP_BLOCK && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		die("SO_RCVTIMEO");
 	return fd;
 }
 
@@ -250,7 +246,7 @@ static ssize_t hop_wait(struct hop *h, uint64_t n, uint64_t timeout_ns)
  * has been silent for a while after it started. */
 static int pong(int port, enum pp_mode mode)
 {
-	int fd = pp_socket(port, mode);
+	int fd = pp_socket(port, mode, IDLE_END_NS);
 	char buf[MAX_DGRAM];
 	uint64_t last = 0, n = 0;
 	struct hop *h = mode == PP_HOP ? hop_start(fd) : NULL;
@@ -275,7 +271,7 @@ static int pong(int port, enum pp_mode mode)
 		}
 
 		if (r < 0) {
-			if (errno != EAGAIN)
+			if (errno != EAGAIN && errno != EINTR)
 				die("recvfrom");
 			if (last && now_ns() - last > IDLE_END_NS)
 				break;
@@ -291,20 +287,13 @@ static int pong(int port, enum pp_mode mode)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Ping-pong ITERS datagrams of SIZE bytes; half the round trip is the
  * one-way latency (median, as perftest's "typical"). */
 static int ping(const char *addr, int port, int size, int iters, enum pp_mode mode)
 {
 	struct sockaddr_in sa = peer_addr(addr, port);
-	int fd = pp_socket(0, mode);
-	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, sum = 0, got;
+	int fd = pp_socket(0, mode, 100000000);
+	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, got;
 	char buf[MAX_DGRAM] = { 0 };
 	struct hop *h;
 	double c0;
@@ -351,18 +340,13 @@ warm:
 
 				if (r >= 0)
 					back += (size_t)r;
-				else if (errno != EAGAIN)
+				else if (errno != EAGAIN && errno != EINTR)
 					die("recv");
 			}
 		}
 		rtt[i] = now_ns() - t0;
-		sum += rtt[i];
 	}
-	qsort(rtt, iters, sizeof(*rtt), cmp_u64);
-	printf("oneway_us_median=%.3f oneway_us_mean=%.3f oneway_us_p99=%.3f iters=%d cpu_s=%.3f\n",
-	       rtt[iters / 2] / 2000.0, sum / (2000.0 * iters), rtt[iters * 99 / 100] / 2000.0, iters,
-	       cpu_s() - c0);
-	return 0;
+	return pingpong_report(rtt, iters, cpu_s() - c0);
 }
 
 /* Count what arrives; the stream ends when nothing came for a while.  With
@@ -479,7 +463,7 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "stream"))
 		return stream(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
 			      !strcmp(argv[6], "gso"));
-	fprintf(stderr, "usage: udp_peer pong PORT [hop|two] | ping ADDR PORT SIZE ITERS [hop|two] |\n"
+	fprintf(stderr, "usage: udp_peer pong PORT [hop|two|block] | ping ADDR PORT SIZE ITERS [hop|two|block] |\n"
 			"       sink PORT [gro] | stream ADDR PORT SIZE SECS mmsg|gso\n");
 	return 2;
 }
