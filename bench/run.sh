@@ -8,11 +8,18 @@
 # namespaces (both created here and removed at exit).  What:
 #   uroce   perftest: ib_send_lat/ib_write_lat/ib_read_lat 2 B, ib_write_bw/
 #           ib_send_bw 64 KiB and 1 MiB, 64 B message rate, -q 4, -q 128;
-#           an idle process with open QPs (build/bench/idle_qps)
-#   peers   UDP busy-poll ping-pong, UDP sendmmsg stream, UDP GSO+GRO stream
-#           (build/bench/udp_peer), iperf3 TCP, qperf tcp_lat/tcp_bw,
-#           ucx_perftest over TCP (put_lat, put_bw, tag_bw)
-# and the CPU seconds of each side.  bench/report.py then prints every goal
+#           ib_send_lat with QPs through the rdma CM (-R) and sleeping on a
+#           completion channel (-e); an idle process with open QPs
+#           (build/bench/idle_qps); a socket ping-pong and stream over
+#           rsockets (build/bench/tcp_peer under librspreload.so); UCX
+#           tag_lat and tag_bw over rc_verbs
+#   peers   UDP busy-poll and blocking ping-pongs, UDP sendmmsg stream, UDP
+#           GSO+GRO stream (build/bench/udp_peer), the same socket program
+#           over kernel TCP, iperf3 TCP, qperf tcp_lat/tcp_bw, ucx_perftest
+#           over TCP (put_lat, put_bw, tag_lat, tag_bw)
+# and the CPU seconds of each side.  Latencies keep typical (median), mean,
+# p99 and p99.9, and every sample (BENCH_OUT/samples/WHERE.NAME.txt) for
+# the plot of their distributions.  bench/report.py then prints every goal
 # of the issue with its ratio and writes results.json and results.png into
 # BENCH_OUT (default BUILD_DIR/bench-results).  It never judges speed: a
 # failing tool is reported as such and the run goes on.
@@ -35,9 +42,12 @@ for t in iperf3 qperf ucx_perftest ib_write_bw; do
 	command -v $t >/dev/null || { echo "bench: needs $t (sudo scripts/deps.sh)" >&2; exit 1; }
 done
 PEER=$build/bench/udp_peer
+TCPP=$build/bench/tcp_peer
+RSPRELOAD=${RSPRELOAD:-$(ls /usr/lib/*/rsocket/librspreload.so /usr/lib*/rsocket/librspreload.so 2>/dev/null | head -1)}
 IDLE=$build/bench/idle_qps
 out=${BENCH_OUT:-$build/bench-results}
-mkdir -p "$out"
+mkdir -p "$out/samples"
+rm -f "$out"/samples/*.txt
 res=$out/results.tsv
 : >"$res"
 tmp=$(mktemp -d /tmp/uroce-bench.XXXXXX)
@@ -90,8 +100,8 @@ cpu() { awk '{ s = $1 + $2 } END { printf "%.3f", s + 0 }' "$1" 2>/dev/null; }
 # Runs SERVER in SNS (in the background) and CLIENT in CNS, each timed (CPU
 # seconds of the process tree into $tmp/NAME.{s,c}.cpu, output into
 # $tmp/NAME.{s,c}.out).  SERVER_READY is "tcp" (wait until it listens on
-# $port) or "line" (wait until it prints "ready").  Returns non-zero if a
-# side failed.
+# $port), "line" (wait until it prints "ready") or "cm" (until uroce's CM
+# says it listens: UROCE_CM_DEBUG=1).  Returns non-zero if a side failed.
 pair_run() {
 	local where=$1 name=$2 to=$3 ready=$4 spid rc=0 TIMEFORMAT='%U %S'
 	shift 5
@@ -105,12 +115,27 @@ pair_run() {
 	if [ $ready = tcp ]; then
 		wait_listen $port $spid 60 $SNS >/dev/null 2>&1 || { wait $spid; return 1; }
 	else
-		wait_until 30 grep -q ready "$f.s.out" || { kill $spid; wait $spid; return 1; }
+		local re=ready
+		[ $ready = cm ] && re='uroce cm: listening'
+		wait_until 30 grep -q "$re" "$f.s.out" || { kill $spid; wait $spid; return 1; }
 	fi
 	{ time ip netns exec $CNS timeout $to "${cli[@]}" >"$f.c.out" 2>&1; } 2>"$f.c.cpu" || rc=$?
+	# A CM client that failed leaves its server waiting for it: stop it.
+	[ $rc != 0 ] && [ $ready = cm ] && kill_tree $spid
 	wait $spid || rc=$((rc ? rc : $?))
 	return $rc
 }
+
+# kill_tree PID: PID and every process below it (pair_run's own children).
+kill_tree() {
+	local c
+	for c in $(pgrep -P $1); do kill_tree $c; done
+	kill $1 2>/dev/null
+}
+
+# Debian 12's perftest -R races itself (tests/cm/perftest.sh): its client
+# may connect before the server listens on its second id, and is refused.
+CM_AGAIN_RE='RDMA_CM_EVENT_(REJECTED; error: 8|UNREACHABLE; error: 1)\.'
 
 # ---- uroce: perftest ----------------------------------------------------------
 
@@ -135,15 +160,24 @@ pt() {
 # pt_run WHERE NAME KIND MSGS BYTES -- TOOL ARGS...: one run, kept for
 # pt_keep; non-zero (and the error recorded) if it failed.
 pt_run() {
-	local where=$1 name=$2 f=$tmp/$1.$2 r
+	local where=$1 name=$2 kind=$3 f=$tmp/$1.$2 r
 	shift 6
 	wanted "$name" && [ -z "${PT_FAILED[$where.$name]:-}" ] || return 1
 	r=$(printf '%s' "${PT_LINES[$where.$name]:-}" | grep -c .)
 	port=$((port + 1))
-	local common=(-d $DEV -F -p $port)
-	if ! pair_run $where $name 300 tcp -- "$UROCE" run "$@" "${common[@]}" -x $SGID \
-			-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR ||
-	   grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
+	local common=(-d $DEV -F -p $port) ready=tcp cmdbg=()
+	# -R: no out-of-band TCP socket; the rdma CM's listen is the sign.
+	local tries=1 ok
+	[[ " $* " = *" -R "* ]] && ready=cm cmdbg=(env UROCE_CM_DEBUG=1) tries=5
+	while :; do
+		ok=1
+		pair_run $where $name 300 $ready -- "${cmdbg[@]}" "$UROCE" run "$@" "${common[@]}" -x $SGID \
+			-- "$UROCE" run "$@" "${common[@]}" -x $CGID $SADDR || ok=
+		((--tries > 0)) && [ -z "$ok" ] && grep -Eq "$CM_AGAIN_RE" "$f.c.out" || break
+		port=$((port + 1))
+		common=(-d $DEV -F -p $port)
+	done
+	if [ -z "$ok" ] || grep -Eiq 'error|fail|couldn|unable' "$f.s.out" "$f.c.out"; then
 		record $where $name error "$(grep -Eih -m1 'error|fail|couldn|unable' "$f.c.out" "$f.s.out" | head -1 | tr '\t' ' ')"
 		echo "  $where $name: FAILED (see $f.c.out)"
 		cp "$f.s.out" "$f.c.out" "$out/" 2>/dev/null
@@ -152,6 +186,8 @@ pt_run() {
 	fi
 	cp "$f.s.cpu" "$f.s.cpu.$r"
 	cp "$f.c.cpu" "$f.c.cpu.$r"
+	# -H: every sample (sorted, one-way µs), "N, value" lines after "#, usec".
+	[ $kind = lat ] && sed -n 's/^[0-9]*, *\([0-9.]*\)$/\1/p' "$f.c.out" >"$f.samples.$r"
 	# The run's index first, then perftest's figures.
 	PT_LINES[$where.$name]+="$r $(grep -E '^ *[0-9]+ +[0-9]+ ' "$f.c.out" | tail -1)"$'\n'
 }
@@ -179,7 +215,9 @@ pt_keep() {
 		record $where $name lat_typical_us $5
 		record $where $name lat_avg_us $6
 		record $where $name lat_p99_us $8
-		echo "  $where $name: typical $5 us, avg $6 us, p99 $8 us $all"
+		record $where $name lat_p999_us $9
+		cp "$f.samples.$r" "$out/samples/$where.$name.txt" 2>/dev/null
+		echo "  $where $name: typical $5 us, mean $6 us, p99 $8 us, p99.9 $9 us $all"
 	else
 		record $where $name gbit_s $4
 		record $where $name mpps $5
@@ -238,11 +276,11 @@ lat_all() {
 	done
 	if [ $w != xdp ] && [ "$(printf '%s' "${UDP_LINES[$w.ping]:-}" | grep -c .)" = $n ] &&
 	   [ "$(printf '%s' "${PT_LINES[$w.ib_send_lat]:-}" | grep -c .)" = $n ]; then
-		# Ping-pong lines: median p99; perftest's: round, then its row
-		# (bytes, iterations, t_min, t_max, t_typical, ...).
+		# Ping-pong lines: median p99 mean p99.9; perftest's: round, then
+		# its row (bytes, iterations, t_min, t_max, t_typical, ...).
 		KEEP_ROUND=$(paste -d' ' <(printf '%s' "${UDP_LINES[$w.ping]}") \
 				<(printf '%s' "${PT_LINES[$w.ib_send_lat]}") |
-			     awk '$1 > 0 { print $8 / $1, $3 }' | sort -g |
+			     awk '$1 > 0 { print $10 / $1, $5 }' | sort -g |
 			     sed -n "$(( (n + 1) / 2 ))p" | cut -d' ' -f2)
 		echo "  $w latencies: round $((KEEP_ROUND + 1)) of $n kept (its ib_send_lat / udp_ping is the median)"
 	fi
@@ -253,13 +291,17 @@ lat_all() {
 lat_step() {
 	local w=$1 step=$2 m t
 	if [ $w != xdp ]; then
-		for m in ping hop two; do
+		for m in ping hop two block; do
 			udp_lat_$step $w $m
 		done
 	fi
 	for t in send write read; do
-		pt_$step $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000
+		pt_$step $w ib_${t}_lat lat 40000 0 -- ib_${t}_lat -s 2 -n 20000 -H
 	done
+	# QPs through the rdma CM, and a program asleep on a completion
+	# channel (the peer of the latter: udp_block).
+	pt_$step $w ib_send_lat_cm lat 40000 0 -- ib_send_lat -s 2 -n 20000 -H -R
+	pt_$step $w ib_send_lat_ev lat 40000 0 -- ib_send_lat -s 2 -n 20000 -H -e
 }
 
 uroce_all() {
@@ -308,15 +350,18 @@ kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -1; }
 # busy-polled, two datagrams a way in one GSO send (a message and an ACK,
 # as uroce sends them): the least that shape costs here.
 # udp_lat_run WHERE MODE: one run of ping-pong MODE (ping, hop, two), kept
-# for udp_lat_keep.
+# for udp_lat_keep.  udp_block: both sides sleep in recv(), the peer of a
+# program asleep on a completion channel.
 declare -A UDP_LINES UDP_FAILED
 udp_lat_run() {
-	local w=$1 m=$2 f=$tmp/$1.udp_$2 mode=
+	local w=$1 m=$2 f=$tmp/$1.udp_$2 mode= r
 	wanted udp_$m && [ -z "${UDP_FAILED[$w.$m]:-}" ] || return 0
 	port=$((port + 1))
 	[ $m = ping ] || mode=$m
-	if pair_run $w udp_$m 60 line -- "$PEER" pong $port $mode -- "$PEER" ping $SADDR $port 64 20000 $mode; then
-		UDP_LINES[$w.$m]+="$(kv $f.c.out oneway_us_median) $(kv $f.c.out oneway_us_p99)"$'\n'
+	r=$(printf '%s' "${UDP_LINES[$w.$m]:-}" | grep -c .)
+	if BENCH_SAMPLES=$f.samples.$r pair_run $w udp_$m 60 line -- "$PEER" pong $port $mode \
+			-- "$PEER" ping $SADDR $port 64 20000 $mode; then
+		UDP_LINES[$w.$m]+="$(kv $f.c.out oneway_us_median) $(kv $f.c.out oneway_us_p99) $(kv $f.c.out oneway_us_mean) $(kv $f.c.out oneway_us_p999) $r"$'\n'
 	else
 		record $w udp_$m error "udp_peer failed"
 		UDP_FAILED[$w.$m]=1
@@ -337,7 +382,10 @@ udp_lat_keep() {
 	fi
 	record $w udp_$m oneway_us $1
 	record $w udp_$m oneway_us_p99 $2
-	echo "  $w udp_$m 64 B: one way $1 us ($([ -n "${KEEP_ROUND:-}" ] && echo "round $((KEEP_ROUND + 1))" || echo median) of: $(printf '%s' "$lines" | awk '{ printf "%s ", $1 }'))"
+	record $w udp_$m oneway_us_mean $3
+	record $w udp_$m oneway_us_p999 $4
+	cp "$tmp/$w.udp_$m.samples.$5" "$out/samples/$w.udp_$m.txt" 2>/dev/null
+	echo "  $w udp_$m 64 B: one way $1 us, mean $3, p99 $2, p99.9 $4 us ($([ -n "${KEEP_ROUND:-}" ] && echo "round $((KEEP_ROUND + 1))" || echo median) of: $(printf '%s' "$lines" | awk '{ printf "%s ", $1 }'))"
 }
 
 udp_all() {
@@ -450,21 +498,70 @@ xdp_alone() {
 	done
 }
 
+# sock_all WHERE: one blocking socket program (build/bench/tcp_peer) over
+# kernel TCP (tcp_*) and, unchanged, over RDMA through rdma-core's rsockets
+# (rs_*: librspreload.so preloaded under uroce run, so its rdma CM and
+# verbs calls reach uroce): a 64 B ping-pong and a 16 KiB stream.
+sock_all() {
+	local w=$1 via name f pre
+	for via in tcp rs; do
+		pre=()
+		if [ $via = rs ]; then
+			[ -n "$RSPRELOAD" ] || { record $w rs_ping error "no librspreload.so (librdmacm1)"; continue; }
+			pre=("$UROCE" run sh -c 'LD_PRELOAD="$LD_PRELOAD:$0" exec "$@"' "$RSPRELOAD")
+		fi
+		name=${via}_ping f=$tmp/$w.${via}_ping
+		port=$((port + 1))
+		if ! wanted $name; then :
+		elif BENCH_SAMPLES=$f.samples pair_run $w $name 120 line -- "${pre[@]}" "$TCPP" pong $port 64 \
+				-- "${pre[@]}" "$TCPP" ping $SADDR $port 64 20000; then
+			record $w $name oneway_us "$(kv $f.c.out oneway_us_median)"
+			record $w $name oneway_us_mean "$(kv $f.c.out oneway_us_mean)"
+			record $w $name oneway_us_p99 "$(kv $f.c.out oneway_us_p99)"
+			record $w $name oneway_us_p999 "$(kv $f.c.out oneway_us_p999)"
+			cp "$f.samples" "$out/samples/$w.$name.txt"
+			echo "  $w $name 64 B: one way $(kv $f.c.out oneway_us_median) us, mean $(kv $f.c.out oneway_us_mean), p99 $(kv $f.c.out oneway_us_p99), p99.9 $(kv $f.c.out oneway_us_p999)"
+		else
+			record $w $name error "tcp_peer ping-pong failed"
+		fi
+		name=${via}_stream f=$tmp/$w.${via}_stream
+		port=$((port + 1))
+		if ! wanted $name; then :
+		elif pair_run $w $name 120 line -- "${pre[@]}" "$TCPP" sink $port \
+				-- "${pre[@]}" "$TCPP" stream $SADDR $port 16384 3; then
+			record $w $name gbit_s "$(kv $f.s.out gbit_s)"
+			record $w $name bytes "$(kv $f.s.out bytes)"
+			record $w $name cpu_s_server "$(cpu $f.s.cpu)"
+			record $w $name cpu_s_client "$(cpu $f.c.cpu)"
+			echo "  $w $name 16 KiB writes: $(kv $f.s.out gbit_s) Gbit/s"
+		else
+			record $w $name error "tcp_peer stream failed"
+		fi
+	done
+}
+
+# ucx_all WHERE: ucx_perftest over TCP (ucx_tcp_*) and over uroce's
+# rc_verbs (ucx_rc_*: UCX's rendezvous for 1 MiB tagged messages).
 ucx_all() {
-	local w=$1 t col name
-	for t in ucp_put_lat:8:2000:2 ucp_put_bw:1048576:100:6 tag_bw:1048576:100:6; do
-		IFS=: read -r t size n col <<<"$t"
-		name=ucx_tcp_${t#ucp_}
+	local w=$1 t col name tls
+	for t in tcp:ucp_put_lat:8:2000:2 tcp:ucp_put_bw:1048576:100:6 tcp:tag_lat:8:20000:2 \
+		 tcp:tag_bw:1048576:100:6 rc:tag_lat:8:20000:2 rc:tag_bw:1048576:100:6; do
+		IFS=: read -r tls t size n col <<<"$t"
+		name=ucx_${tls}_${t#ucp_}
 		wanted $name || continue
 		port=$((port + 1))
-		local f=$tmp/$w.$name line
-		if UCX_TLS=tcp,self UCX_NET_DEVICES=$IFACE pair_run $w $name 60 tcp -- ucx_perftest -p $port \
-				-- ucx_perftest $SADDR -p $port -t $t -s $size -n $n -w $((n / 10)) -f &&
+		local f=$tmp/$w.$name line ucx_tls=tcp,self ucx_dev=$IFACE run=()
+		[ $tls = rc ] && ucx_tls=rc_verbs,ud_verbs,self ucx_dev=$DEV:1 run=("$UROCE" run)
+		if UCX_TLS=$ucx_tls UCX_NET_DEVICES=$ucx_dev pair_run $w $name 60 tcp \
+				-- "${run[@]}" ucx_perftest -p $port \
+				-- "${run[@]}" ucx_perftest $SADDR -p $port -t $t -s $size -n $n -w $((n / 10)) -f &&
 		   line=$(grep -E '^ +[0-9]+ +[0-9.]+ ' "$f.c.out" | tail -1) && [ -n "$line" ]; then
 			set -- $line
 			if [ $col = 2 ]; then
-				record $w $name lat_us $3
-				echo "  $w $name 8 B: $3 us (typical)"
+				# -f's final line: iterations, median, mean, ...
+				record $w $name lat_us $2
+				record $w $name lat_avg_us $3
+				echo "  $w $name 8 B: median $2 us, mean $3 us"
 			else
 				record $w $name gbit_s "$(awk -v v=${!col} 'BEGIN { printf "%.3f", v * 1048576 * 8 / 1e9 }')"
 				record $w $name cpu_s_server "$(cpu $f.s.cpu)"
@@ -493,6 +590,7 @@ for w in ${BENCH_WHERE:-lo veth xdp}; do
 		iperf_all $w
 		qperf_all $w
 		ucx_all $w
+		sock_all $w
 	else
 		xdp_alone
 	fi
