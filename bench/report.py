@@ -3,12 +3,18 @@
 
 Reads what bench/run.sh measured (WHERE, NAME, KEY, VALUE per line), prints
 each goal with its ratio against the peer measured in the same run, the CPU
-seconds per GB and per million messages of each side, and writes
-OUTDIR/results.json and OUTDIR/results.png (for docs/performance.md).
+seconds per GB and per million messages of each side, the latency
+distributions and their goals (issue 47, bench/dist.py), and writes
+OUTDIR/results.json, OUTDIR/results.png and OUTDIR/latency_cdf.png (for
+docs/performance.md).
 """
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dist  # noqa: E402  (bench/dist.py, beside this file)
 
 # Each goal: (title, uroce figure, peer figure, how they compare, target).
 # "le": ratio uroce/peer must be at most target; "ge": at least target.
@@ -356,12 +362,18 @@ def main():
     print_bounds(b)
     xrows, xgoals = xdp_vs_udp(res)
     print_xdp(xrows, xgoals, res)
+    drows = dist.table(res, PEERS_OF)
+    dgoals = dist.goals(res, drows, PEERS_OF)
+    dist.print_table(drows)
+    dist.print_goals(dgoals)
     c = cpu_table(res)
     print_cpu(c)
     with open(outdir + "/results.json", "w") as f:
-        json.dump(dict(results=res, goals=g, peer_drift=drift(res), bounds=b, cpu=c, xdp_vs_udp=xrows, xdp_goals=xgoals), f, indent=1)
+        json.dump(dict(results=res, goals=g, peer_drift=drift(res), bounds=b, cpu=c, xdp_vs_udp=xrows,
+                       xdp_goals=xgoals, distributions=drows, distribution_goals=dgoals), f, indent=1)
     png = " and results.png" if plot(res, outdir + "/results.png") else ""
-    print(f"\nwrote {outdir}/results.json{png}")
+    cdf = " and latency_cdf.png" if dist.plot_cdf(res, outdir, outdir + "/latency_cdf.png") else ""
+    print(f"\nwrote {outdir}/results.json{png}{cdf}")
     if bad:
         sys.exit(f"report: {bad} malformed lines in {sys.argv[1]}")
 

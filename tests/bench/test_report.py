@@ -7,7 +7,10 @@ xdp figures added, the xdp path's goals take the veth's peers and its table
 against udp (issue 15) shows each ratio and goal.  The latency table against
 the UDP ping-pongs with a thread hop and with two datagrams a way has its
 rows.  A peer measured again
-after uroce's runs counts as the mean of its two figures.  A file without figures
+after uroce's runs counts as the mean of its two figures.  The latency
+distributions (issue 47): each uroce figure's typical, mean, p99 and p99.9
+beside its peer's with their ratios, the distribution goals with their
+verdicts, and the CDF plot drawn from the kept samples.  A file without figures
 or with malformed lines fails loudly.  No root needed.
 
 usage: test_report.py REPORT_PY RESULTS_TSV
@@ -198,6 +201,90 @@ with tempfile.TemporaryDirectory() as d:
           "veth, measured once, keeps its one figure")
     check(re.search(r"^lo +iperf3_tcp measured before and after uroce's runs: 20\.00 and 30\.00 Gbit/s",
                     p.stdout, re.M), "the drift line names both figures")
+
+
+# Issue 47: distributions.  lo's udp_ping (4.0 typical in the fixture) gains
+# a mean, p99 and p99.9; ib_send_lat (5.0) its others; the CM and channel
+# variants, sockets and UCX come with their peers.
+DIST_LINES = """lo	udp_ping	oneway_us_mean	4.5
+lo	udp_ping	oneway_us_p999	20.0
+lo	ib_send_lat	lat_avg_us	6.0
+lo	ib_send_lat	lat_p99_us	30.0
+lo	ib_send_lat	lat_p999_us	90.0
+lo	ib_send_lat_cm	lat_typical_us	5.0
+lo	ib_send_lat_cm	lat_avg_us	9.0
+lo	ib_send_lat_cm	lat_p99_us	20.0
+lo	ib_send_lat_cm	lat_p999_us	300.0
+lo	udp_block	oneway_us	10.0
+lo	udp_block	oneway_us_mean	12.0
+lo	udp_block	oneway_us_p99	30.0
+lo	udp_block	oneway_us_p999	60.0
+lo	ib_send_lat_ev	error	Couldn't connect to 127.0.0.1
+lo	tcp_ping	oneway_us	10.0
+lo	tcp_ping	oneway_us_mean	11.0
+lo	rs_ping	oneway_us	30.0
+lo	rs_ping	oneway_us_mean	33.0
+lo	tcp_stream	gbit_s	20.0
+lo	rs_stream	gbit_s	12.0
+lo	ucx_tcp_tag_lat	lat_us	8.0
+lo	ucx_rc_tag_lat	lat_us	10.0
+lo	ucx_tcp_tag_bw	gbit_s	4.0
+lo	ucx_rc_tag_bw	gbit_s	2.0
+"""
+# (figure title starts with, side, typical, mean, p99, p99.9)
+DIST_ROWS = [
+    ("ib_send_lat, QPs by hand", "uroce", "5.00", "6.00", "30.00", "90.00"),
+    ("", "peer", "4.00", "4.50", "8.00", "20.00"),
+    ("", "ratio", "1.25", "1.33", "3.75", "4.50"),
+    ("ib_send_lat -e", "peer", "10.00", "12.00", "30.00", "60.00"),
+    ("ib_send_lat -R", "ratio", "1.25", "2.00", "2.50", "15.00"),
+    ("ib_read_lat", "peer", "8.00", "9.00", "16.00", "40.00"),
+    ("rsockets ping-pong", "ratio", "3.00", "3.00", "-", "-"),
+]
+# (where, goal starts with, uroce, peer, ratio, verdict)
+DIST_GOALS = [
+    ("polling, by hand: mean", "6.00", "4.50", "1.33", "yes"),
+    ("polling, by hand: p99 ", "30.00", "8.00", "3.75", "no"),
+    ("polling, by hand: p99.9", "90.00", "-", "90.00", "yes"),
+    ("polling, rdma CM: p99.9", "300.00", "-", "300.00", "no"),
+    ("channel: mean", "-", "12.00", "-", "ERROR: Couldn't connect to 127.0.0.1"),
+    ("ib_read_lat typical / UDP round trip", "6.00", "8.00", "0.75", "yes"),
+    ("sockets: rsockets ping-pong mean", "33.00", "11.00", "3.00", "no"),
+    ("sockets: rsockets 16 KiB stream", "12.00", "20.00", "0.60", "yes"),
+    ("UCX: tag_lat", "10.00", "8.00", "1.25", "no"),
+    ("UCX: tag_bw", "2.00", "4.00", "0.50", "no"),
+]
+with tempfile.TemporaryDirectory() as d:
+    x = os.path.join(d, "dist.tsv")
+    with open(x, "w") as f:
+        f.write(open(tsv).read() + DIST_LINES)
+    os.mkdir(os.path.join(d, "samples"))
+    for name, xs in (("ib_send_lat", (5, 5, 6, 90)), ("udp_ping", (4, 4, 4.5, 20))):
+        with open(os.path.join(d, "samples", f"lo.{name}.txt"), "w") as f:
+            f.write("".join(f"{v}\n" for v in xs))
+    p = run(x, d)
+    print(p.stdout, p.stderr, sep="")
+    check(p.returncode == 0, f"report.py with distributions exit {p.returncode}")
+    part = p.stdout.split("== latency distributions", 1)[-1].split("\n== ", 1)[0].splitlines()
+    block = []
+    for title, side, *vals in DIST_ROWS:
+        # Each figure is three lines (uroce, peer, ratio); its title is on the first.
+        if title:
+            at = [i for i, l in enumerate(part) if re.match(rf"^lo +{re.escape(title)}", l)]
+            block = part[at[0]:at[0] + 3] if at else []
+        pat = rf" {side} +" + " +".join(re.escape(v) for v in vals) + r"( |$)"
+        check(any(re.search(pat, l) for l in block), f"distribution row {title or 'same'!r} {side} {vals}")
+    check(not any(re.match(r"^veth +ib_send_lat -R", l) for l in part),
+          "a figure not measured on a path (veth -R) has no rows")
+    gpart = p.stdout.split("== distribution goals", 1)[-1].split("\n== ", 1)[0]
+    for title, u, peer, ratio, met in DIST_GOALS:
+        pat = (rf"^lo +{re.escape(title)}.*? {re.escape(u)} +{re.escape(peer)} +{re.escape(ratio)} +"
+               rf"[<>]= [0-9.]+  {re.escape(met)}$")
+        check(re.search(pat, gpart, re.M), f"distribution goal {title!r} {u} {peer} {ratio} {met}")
+    check("latency_cdf.png" in p.stdout and os.path.getsize(os.path.join(d, "latency_cdf.png")) > 0,
+          "the CDF plot is written from the samples")
+    j = json.load(open(os.path.join(d, "results.json")))
+    check(len(j["distribution_goals"]) == 17, f"results.json: {len(j['distribution_goals'])} distribution goals, want 17 (lo 13, veth 4)")
 
 print("FAILED:" if fails else "ok", len(fails), "failures")
 sys.exit(1 if fails else 0)
