@@ -308,6 +308,48 @@ static void case_read_dup(void)
 	pair_close(&p);
 }
 
+/*
+ * READ responses out of order (comp.c, read_gap_lost): a response
+ * overtaken by fewer than 4 later ones is late, not lost.  a places those
+ * beyond the gap at once, fills the gap when it comes, and asks for
+ * nothing again.  Overtaken by 5, it is taken for lost: a asks again from
+ * the gap (a new READ request at that PSN), and the data is still whole.
+ */
+static void read_reorder(unsigned int overtaken, bool asks_again)
+{
+	struct pair p;
+	const uint32_t late = PSN_A + 2;
+
+	pair_open(&p, 16 * MTU,
+		  &(struct lk_conn){ .psn_a = PSN_A, .psn_b = PSN_B, .timeout = 18 });
+	int hold = add_rule(p.B.netdev, ROCE_K_READ_RESP, late, UROCE_LOOP_HOLD, 1, overtaken);
+
+	lk_fill(p.bbuf, p.len, 8);
+	post_read(&p, 1);
+	expect_wc(p.acq, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, (uint32_t)p.len);
+	LK_CHECK(lk_holds(p.abuf, p.len, 8), "READ data differs");
+	LK_CHECK(uroce_loop_rule_hits(hold) == 1, "response %u not held", late);
+	if ((logged(p.A.port, ROCE_K_READ_REQ, late, -1) == 1) != asks_again ||
+	    logged(p.A.port, ROCE_K_READ_REQ, PSN_A, -1) != 1) {
+		dump_log();
+		LK_CHECK(0, "overtaken by %u: READ asked again %s, want %s", overtaken,
+			 asks_again ? "no" : "yes", asks_again ? "yes" : "no");
+	}
+	LK_CHECK(lk_stat(&p.B, UROCE_STAT_DUPLICATES) == (asks_again ? 1 : 0), "b's duplicates");
+	expect_no_wc(p.acq);
+	pair_close(&p);
+}
+
+static void case_read_late(void)
+{
+	read_reorder(2, false);
+}
+
+static void case_read_gap(void)
+{
+	read_reorder(5, true);
+}
+
 /* a's fetch-and-add of ADD to b's first 8 bytes. */
 static void post_fetch_add(struct pair *p, uint64_t wr_id, uint64_t add)
 {
@@ -455,6 +497,8 @@ int main(int argc, char **argv)
 		{ "nak", case_nak },
 		{ "timer", case_timer },
 		{ "read_dup", case_read_dup },
+		{ "read_late", case_read_late },
+		{ "read_gap", case_read_gap },
 		{ "atomic_dup", case_atomic_dup },
 		{ "rnr", case_rnr },
 		{ "rnr_exhausted", case_rnr_exhausted },
