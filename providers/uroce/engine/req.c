@@ -208,10 +208,10 @@ static int send_some(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_ATOMIC_WRITE: {
+	PABI_SINCE_44(case IBV_WR_ATOMIC_WRITE:) {
 		/* ATOMIC WRITE travels as a one-packet WRITE with its own
 		 * opcode (8 bytes, one packet whatever the MTU). */
-		bool awrite = w->opcode == IBV_WR_ATOMIC_WRITE;
+		bool awrite = PABI_SINCE_44(w->opcode == IBV_WR_ATOMIC_WRITE ||) false;
 		bool write = awrite || w->opcode == IBV_WR_RDMA_WRITE ||
 			     w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		uint64_t off = qe->cur_off;

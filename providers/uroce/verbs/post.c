@@ -10,13 +10,19 @@
 #include "trace/trace.h"
 #include "verbs/verbs.h"
 
+/* ATOMIC WRITE exists from rdma-core 44's verbs.h on. */
+static bool is_atomic_write(enum ibv_wr_opcode op)
+{
+	return PABI_SINCE_44(op == IBV_WR_ATOMIC_WRITE ||) false;
+}
+
 /* Which operations each transport has (IBTA 9.1, table 34... "valid
  * operations per service type"). */
 int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	/* An XRC send QP has RC's operations but ATOMIC WRITE; an XRC
 	 * receive QP sends nothing. */
-	if (type == IBV_QPT_XRC_RECV || (type == IBV_QPT_XRC_SEND && op == IBV_WR_ATOMIC_WRITE))
+	if (type == IBV_QPT_XRC_RECV || (type == IBV_QPT_XRC_SEND && is_atomic_write(op)))
 		return 0;
 	if (type == IBV_QPT_XRC_SEND)
 		type = IBV_QPT_RC;
@@ -30,7 +36,7 @@ int uroce_send_op_allowed(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-	case IBV_WR_ATOMIC_WRITE:
+	PABI_SINCE_44(case IBV_WR_ATOMIC_WRITE:)
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
 	case IBV_WR_BIND_MW:
@@ -117,7 +123,7 @@ int uroce_wqe_check(struct uroce_qp *qp, struct uroce_send_wqe *w)
 	/* IBTA 1.5 ATOMIC WRITE: exactly 8 bytes (from SGEs or inline data).
 	 * The target's alignment is the responder's to check (a NAK), as for
 	 * the other atomics. */
-	if (w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8)
+	if (is_atomic_write(w->opcode) && w->length != 8)
 		return EINVAL;
 	return 0;
 }
@@ -181,7 +187,7 @@ static int fill_send(struct uroce_qp *qp, const struct ibv_send_wr *wr)
 		/* fall through */
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_WRITE: /* its 8 bytes are the SGE list's, as rxe takes them */
+	PABI_SINCE_44(case IBV_WR_ATOMIC_WRITE:) /* its 8 bytes are the SGE list's, as rxe takes them */
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 		break;

@@ -78,12 +78,12 @@ static uint64_t supported_send_ops(enum ibv_qp_type t)
 	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 		      IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
-		      IBV_QP_EX_WITH_ATOMIC_WRITE;
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV
+		      PABI_SINCE_44(| IBV_QP_EX_WITH_ATOMIC_WRITE);
 
 	/* XRC sends are RC's but ATOMIC WRITE (RC only here); XRC receive
 	 * QPs send nothing. */
-	uint64_t xrc = rc & ~IBV_QP_EX_WITH_ATOMIC_WRITE;
+	uint64_t xrc = rc PABI_SINCE_44(& ~IBV_QP_EX_WITH_ATOMIC_WRITE);
 
 	return t == IBV_QPT_UD ? ud : t == IBV_QPT_UC ? uc : t == IBV_QPT_XRC_SEND ? xrc :
 	       t == IBV_QPT_XRC_RECV ? 0 : rc;

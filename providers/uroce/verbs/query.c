@@ -78,8 +78,9 @@ static void fill_device_attr(struct uroce_context *ctx, struct ibv_device_attr_e
 	o->local_ca_ack_delay = 15;
 	o->phys_port_cnt = 1;
 
-	/* ATOMIC WRITE (IBTA 1.5, RC): resp.c */
-	a->device_cap_flags_ex = uroce_cap_flags | UROCE_DEVICE_ATOMIC_WRITE;
+	/* ATOMIC WRITE (IBTA 1.5, RC): resp.c; posting one needs rdma-core 44's
+	 * verbs.h, so a build for 36-43 does not offer it. */
+	a->device_cap_flags_ex = uroce_cap_flags PABI_SINCE_44(| UROCE_DEVICE_ATOMIC_WRITE);
 	/* Completion timestamps count nanoseconds of one 64-bit clock (cq_ex.c). */
 	a->completion_timestamp_mask = UINT64_MAX;
 	a->hca_core_clock = UROCE_HCA_CORE_CLOCK_KHZ;

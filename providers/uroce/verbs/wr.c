@@ -205,7 +205,8 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)
 }
 
 /* The 8 bytes are copied now (ibv_wr_atomic_write(3): the buffer may be
- * reused once the call returns), as inline data. */
+ * reused once the call returns), as inline data.  rdma-core 44+. */
+PABI_SINCE_44(
 static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 			    const void *data)
 {
@@ -218,7 +219,7 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 	w->inline_len = 8;
 	w->length = 8;
 	w->send_flags |= IBV_SEND_INLINE;
-}
+})
 
 /* IBV_WR_FLUSH (rdma-core 45+, IBTA 1.5 FLUSH) is not offered. */
 PABI_SINCE_45(
@@ -325,7 +326,7 @@ void uroce_qp_init_wr_ops(struct uroce_qp *qp)
 	x->wr_local_inv = wr_local_inv;
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
-	x->wr_atomic_write = wr_atomic_write;
+	PABI_SINCE_44(x->wr_atomic_write = wr_atomic_write;)
 	PABI_SINCE_45(x->wr_flush = wr_flush;)
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;
