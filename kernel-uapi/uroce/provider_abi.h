@@ -21,70 +21,112 @@
 #define UROCE_PROVIDER_ABI_H
 
 /*
- * The layouts we support, one row each.  A build is for exactly one row; the
- * provider refuses to register under a libibverbs outside its row
+ * The layouts, one row per range of rdma-core releases that look the same
+ * to a provider.  Each row was read from that release's libibverbs/driver.h
+ * (struct verbs_context_ops), libibverbs/verbs.h (the public structures a
+ * provider embeds or libibverbs fills in) and CMakeLists.txt with
+ * libibverbs.map.in (the IBVERBS_PRIVATE_<PABI> symbol version), and every
+ * point release of a range agrees with its .0 (docs/rdma-core-versions.md
+ * says how that was checked).  A build is for exactly one row; the provider
+ * refuses to register under a libibverbs outside its row
  * (providers/uroce/verbs/abi_guard.c).
  *
- *   rdma-core  PABI  ops  ibv_qp_ex  verbs_context  shipped by
- *   44         34    76   352        648            Debian 12, RHEL 9.2
- *   45-56      34    76   360        648            Debian 13 (56.1), Ubuntu 24.04 (50),
- *                                                   Fedora 40-42, RHEL 9.3-9.6
- *   65         65    93   360        696            Debian sid/forky (65.0)
+ * Columns: first and last rdma-core major of the row; PABI, the number in
+ * IBVERBS_PRIVATE_<PABI>, verbs_register_driver_<PABI> and -rdmav<PABI>.so;
+ * the entries of verbs_context_ops; sizeof ibv_qp_ex, verbs_context and
+ * ibv_port_attr.  What changed from the row above, and who ships it:
  *
- * Not supported (no row): <= 43 (smaller ibv_qp_ex), 57-64 (PABI 57/59/64,
- * ops inserted in the middle of the table by 59, 62 and 64).
+ *   36-43  Ubuntu 22.04 (39), RHEL 9.0-9.1
+ *   44     ibv_qp_ex + wr_atomic_write              Debian 12, RHEL 9.2
+ *   45-48  ibv_qp_ex + wr_flush                     RHEL 9.3-9.4, Fedora 40
+ *   49-56  ibv_port_attr + active_speed_ex          Ubuntu 24.04 (50), Debian 13 (56.1)
+ *   57-58  PABI 57 (ibv_cmd_get_context fd_arr)     Fedora 43, RHEL 10.0-10.1
+ *   59-61  PABI 59; 3 ops, verbs_context + 3 ptrs   Ubuntu 26.04, Fedora 44, RHEL 9.8
+ *   62-63  PABI still 59; 2 ops, verbs_context + 1  (between distribution releases)
+ *   64     PABI 64; 2 ops, verbs_context + 2 ptrs   Ubuntu 26.10, Fedora 45
+ *   65     PABI 65; 10 ops (completion counters)    Debian sid/forky (65.0)
+ *
+ * Releases before 36 (fewer ops) and after 65 (not measured) have no row.
  */
-#define PABI_SUPPORTED "44, 45-56, 65"
+#define PABI_KNOWN_FIRST 36
+#define PABI_KNOWN_LAST 65
+#define PABI_SUPPORTED "36-65"
 
+#define PABI_IN(first, last) (UROCE_RDMA_CORE >= (first) && UROCE_RDMA_CORE <= (last))
 #if !defined(UROCE_RDMA_CORE)
 #error "uroce: UROCE_RDMA_CORE (the rdma-core major version) must be defined by the build"
-#elif UROCE_RDMA_CORE == 44
-#define PABI_FIRST 44
-#define PABI_LAST 44
-#define PABI_VERSION 34
-#define PABI_OPS 76
-#define PABI_QP_EX_SIZE 352
-#define PABI_VERBS_CONTEXT_SIZE 648
-#elif UROCE_RDMA_CORE >= 45 && UROCE_RDMA_CORE <= 56
-#define PABI_FIRST 45
-#define PABI_LAST 56
-#define PABI_VERSION 34
-#define PABI_OPS 76
-#define PABI_QP_EX_SIZE 360
-#define PABI_VERBS_CONTEXT_SIZE 648
-#elif UROCE_RDMA_CORE == 65
-#define PABI_FIRST 65
-#define PABI_LAST 65
-#define PABI_VERSION 65
-#define PABI_OPS 93
-#define PABI_QP_EX_SIZE 360
-#define PABI_VERBS_CONTEXT_SIZE 696
+/*                              first last PABI ops qp_ex verbs_context port_attr */
+#elif PABI_IN(36, 43)
+#define PABI_ROW                  36, 43,  34,  76, 344,  648,          52
+#elif PABI_IN(44, 44)
+#define PABI_ROW                  44, 44,  34,  76, 352,  648,          52
+#elif PABI_IN(45, 48)
+#define PABI_ROW                  45, 48,  34,  76, 360,  648,          52
+#elif PABI_IN(49, 56)
+#define PABI_ROW                  49, 56,  34,  76, 360,  648,          56
+#elif PABI_IN(57, 58)
+#define PABI_ROW                  57, 58,  57,  76, 360,  648,          56
+#elif PABI_IN(59, 61)
+#define PABI_ROW                  59, 61,  59,  79, 360,  672,          56
+#elif PABI_IN(62, 63)
+#define PABI_ROW                  62, 63,  59,  81, 360,  680,          56
+#elif PABI_IN(64, 64)
+#define PABI_ROW                  64, 64,  64,  83, 360,  696,          56
+#elif PABI_IN(65, 65)
+#define PABI_ROW                  65, 65,  65,  93, 360,  696,          56
 #elif !defined(UROCE_ABI_PROBE)
 #error "uroce: this rdma-core release has no layout row here (supported: " PABI_SUPPORTED ")"
 #endif
 
-/* Ops (and ibv_qp_ex members) a release added: the row's text, or nothing. */
-#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 45
+#ifdef PABI_ROW
+#define PABI_APPLY(m, ...) m(__VA_ARGS__)
+#define PABI_COL_FIRST(f, l, p, o, q, v, s) f
+#define PABI_COL_LAST(f, l, p, o, q, v, s) l
+#define PABI_COL_VERSION(f, l, p, o, q, v, s) p
+#define PABI_COL_OPS(f, l, p, o, q, v, s) o
+#define PABI_COL_QP_EX(f, l, p, o, q, v, s) q
+#define PABI_COL_VCTX(f, l, p, o, q, v, s) v
+#define PABI_COL_PORT(f, l, p, o, q, v, s) s
+#define PABI_FIRST PABI_APPLY(PABI_COL_FIRST, PABI_ROW)
+#define PABI_LAST PABI_APPLY(PABI_COL_LAST, PABI_ROW)
+#define PABI_VERSION PABI_APPLY(PABI_COL_VERSION, PABI_ROW)
+#define PABI_OPS PABI_APPLY(PABI_COL_OPS, PABI_ROW)
+#define PABI_QP_EX_SIZE PABI_APPLY(PABI_COL_QP_EX, PABI_ROW)
+#define PABI_VERBS_CONTEXT_SIZE PABI_APPLY(PABI_COL_VCTX, PABI_ROW)
+#define PABI_PORT_ATTR_SIZE PABI_APPLY(PABI_COL_PORT, PABI_ROW)
+#endif
+
+/*
+ * Ops, ibv_qp_ex members and flags a release added: the text from that
+ * release on, nothing before (44: wr_atomic_write; 45: wr_flush and the
+ * FLUSH access flags; 59, 62, 64, 65: the ops of the table above).
+ */
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 44
+#define PABI_SINCE_44(...) __VA_ARGS__
+#else
+#define PABI_SINCE_44(...)
+#endif
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 45
 #define PABI_SINCE_45(...) __VA_ARGS__
 #else
 #define PABI_SINCE_45(...)
 #endif
-#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 59
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 59
 #define PABI_SINCE_59(...) __VA_ARGS__
 #else
 #define PABI_SINCE_59(...)
 #endif
-#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 62
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 62
 #define PABI_SINCE_62(...) __VA_ARGS__
 #else
 #define PABI_SINCE_62(...)
 #endif
-#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 64
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 64
 #define PABI_SINCE_64(...) __VA_ARGS__
 #else
 #define PABI_SINCE_64(...)
 #endif
-#if defined(PABI_VERSION) && UROCE_RDMA_CORE >= 65
+#if defined(PABI_ROW) && UROCE_RDMA_CORE >= 65
 #define PABI_SINCE_65(...) __VA_ARGS__
 #else
 #define PABI_SINCE_65(...)
@@ -428,8 +470,9 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 #define PABI_UVERBS_ABI_VERSION 6
 
 /*
- * Layout facts pinned for x86-64 / aarch64 (LP64), measured against the
- * rdma-core release of each row (44.0, 56.1, 65.0).
+ * Layout facts pinned for x86-64 / aarch64 (LP64): the row's sizes must be
+ * those of the <infiniband/verbs.h> we compile against, and our private
+ * structures those measured under rdma-core 39.0-65.0 (tests/releases/).
  */
 #if defined(__LP64__)
 _Static_assert(sizeof(struct verbs_context_ops) == PABI_OPS * sizeof(void *),
@@ -438,6 +481,11 @@ _Static_assert(sizeof(struct ibv_qp_ex) == PABI_QP_EX_SIZE,
 	       "ibv_qp_ex of <infiniband/verbs.h> is not this row's (wrong rdma-core headers?)");
 _Static_assert(sizeof(struct verbs_context) == PABI_VERBS_CONTEXT_SIZE,
 	       "verbs_context of <infiniband/verbs.h> is not this row's");
+/* libibverbs hands out &vctx->context; our container_of goes back by this. */
+_Static_assert(offsetof(struct verbs_context, context) ==
+		       PABI_VERBS_CONTEXT_SIZE - sizeof(struct ibv_context), "verbs_context.context");
+_Static_assert(sizeof(struct ibv_port_attr) == PABI_PORT_ATTR_SIZE,
+	       "ibv_port_attr of <infiniband/verbs.h> is not this row's");
 /* libibverbs' ibv_qp_to_qp_ex() reads comp_mask right after ibv_qp_ex. */
 _Static_assert(offsetof(struct verbs_qp, comp_mask) == PABI_QP_EX_SIZE, "verbs_qp.comp_mask");
 _Static_assert(sizeof(struct verbs_qp) == PABI_QP_EX_SIZE + 16, "verbs_qp size");

@@ -4,7 +4,8 @@
  * the one this provider was compiled for.
  *
  * Two rdma-core releases with the same PABI number can lay verbs_qp and
- * verbs_context_ops out differently (44 vs 45-56: ibv_qp_ex grew), and the
+ * verbs_context_ops out differently (39, 44 and 45 under PABI 34: ibv_qp_ex
+ * grew; 61 and 62 under PABI 59: verbs_context_ops grew), and the
  * dynamic linker cannot see that, so a copied or stale .so would load and
  * then misbehave.  rdma-core installs libibverbs as
  * libibverbs.so.1.<n>.<major>.<minor> (its CMake VERSION), with
