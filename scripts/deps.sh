@@ -22,6 +22,8 @@ packages=(
 	ucx-utils openmpi-bin libopenmpi-dev
 	# releases suite: trixie/sid chroots, the Debian package, man page checks
 	mmdebstrap debhelper dpkg-dev man-db
+	# stock_kernel suite: QEMU guests of the rxe-vm harness on Debian 12's kernel
+	qemu-system-x86 cpio kmod tcpdump
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,77 @@
+#!/bin/bash
+# uroce next to the kernel's own RoCE: a guest on Debian 12's kernel with
+# rdma_rxe and rxe0 on eth0 (the rxe-vm harness), uroce installed in it,
+# and uroce on the host side of the harness bridge (docs/stock-kernel.md).
+#   - in the guest, rxe holds *:4791: `uroce link add` refuses with the one
+#     line naming the kernel (rdma_rxe), and creates nothing;
+#   - rxe pins MRs: under ulimit -l 64 without CAP_IPC_LOCK it cannot
+#     register 1 MiB (what tests/foundation/memlock.sh does with 1 GiB);
+#   - live runs between uroce on the host and the guest's rxe, both ways,
+#     data checked: ibv_rc_pingpong --chk, ibv_ud_pingpong --chk, rping -V.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
+sk_setup
+use_private_registry
+SK_G=skrxe
+GIP=$SK_NET.2
+sk_guest $SK_G $GIP
+
+sk_check "guest: uroce link add on eth0 and lo refused, one line naming rdma_rxe" '
+for nd in eth0 lo; do
+	if out=$(uroce link add u0 netdev $nd 2>&1); then uroce link del u0; echo "link add on $nd succeeded"; exit 1; fi
+	echo "$out"
+	[ "$(echo "$out" | grep -c .)" = 1 ] || exit 1
+	echo "$out" | grep -q "^uroce: u0: [0-9a-f.:]* port 4791 is held by the kernel (rdma_rxe) on all addresses;" || exit 1
+done
+[ -z "$(uroce link show)" ]'
+
+sk_check "guest: rxe under ulimit -l 64 without CAP_IPC_LOCK cannot register 1 MiB" '
+python3 -c "
+import ctypes, os
+ctypes.CDLL(None).prctl(24, 14)   # PR_CAPBSET_DROP, CAP_IPC_LOCK
+os.execvp(\"sh\", [\"sh\", \"-c\", \"ulimit -l 64; exec ibv_rc_pingpong -d rxe0 -g $RXE_GID -s 1048576 -p 18601\"])
+" > /tmp/m.out 2>&1 && { cat /tmp/m.out; exit 1; }
+cat /tmp/m.out; grep -q "Couldn.t register MR" /tmp/m.out'
+
+# Live runs: uroce on the host side of the bridge, rxe0 in the guest.
+ip netns exec $SK_NS "$UROCE" link add h0 netdev $RXEVM_BRIDGE
+on_exit "ip netns exec $SK_NS '$UROCE' link del h0"
+hgid=$(gid_of $SK_NS h0 $SK_HOST)
+[ -n "$hgid" ] || fail "no IPv4 GID on h0"
+
+# live NAME SERVER_SIDE PROG ARGS...: PROG (a pingpong) between host and
+# guest, the server on SERVER_SIDE (host or guest), data checked (--chk).
+live() {
+	local name=$1 side=$2 port=$((18610 + ${#SK_FAILED[@]} + RANDOM % 50)) job rc=0
+	shift 2
+	local g="$* -d rxe0 -g \$RXE_GID -p $port" h=("$@" -d h0 -g $hgid -p $port)
+	if [ $side = guest ]; then
+		job=$("$SK_HARNESS/run-guest.sh" --exec-bg $SK_G "$g")
+		for _ in $(seq 60); do
+			ip netns exec $SK_NS timeout 60 "$UROCE" run "${h[@]}" $GIP >"$SK_TMP/live.out" 2>&1 && break
+			grep -q "Couldn't connect" "$SK_TMP/live.out" || { rc=1; break; }
+			sleep 0.5
+		done
+		wait_until 60 test -f "$job.rc" || rc=1
+		[ "$(cat "$job.rc" 2>/dev/null)" = 0 ] || rc=1
+	else
+		ip netns exec $SK_NS timeout 120 "$UROCE" run "${h[@]}" >"$SK_TMP/live.out" 2>&1 &
+		local spid=$!
+		stop_at_exit $spid
+		wait_listen $port $spid 60 $SK_NS || rc=1
+		job=$(mktemp "$SK_TMP/job.XXXXXX")
+		sk_exec $SK_G "retry 30 $g $SK_HOST" >"$job.out" 2>&1 || rc=1
+		wait $spid || rc=1
+	fi
+	if [ $rc != 0 ] || grep -Eiq 'error|fail|couldn|mismatch' "$SK_TMP/live.out" "$job.out"; then
+		echo "--- host"; cat "$SK_TMP/live.out"; echo "--- guest"; cat "$job.out"
+		SK_FAILED+=("$name"); echo "FAIL: $name"
+		return 0
+	fi
+	pass "$name: $(grep -h 'iters in' "$SK_TMP/live.out" "$job.out" | head -1)"
+}
+live "live: host uroce client -> guest rxe server, RC --chk" guest ibv_rc_pingpong -c -n 100 -s 4096
+live "live: guest rxe client -> host uroce server, RC --chk" host ibv_rc_pingpong -c -n 100 -s 4096
+live "live: host uroce client -> guest rxe server, UD --chk" guest ibv_ud_pingpong -c -n 100 -s 512
+live "live: guest rxe client -> host uroce server, UD --chk" host ibv_ud_pingpong -c -n 100 -s 512
+sk_done
