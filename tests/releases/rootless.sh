@@ -24,7 +24,7 @@ if [ "${UROCE_ROOTLESS_INNER:-}" = 1 ]; then
 	"$U" link add r0 netdev lo 2>"$work/add" || { cat "$work/add"; fail "uroce link add r0 netdev lo"; }
 	cat "$work/add"
 	grep -q 'is a symbolic link to /dev/null instead' "$work/add" || fail "no word on the /dev/null link"
-	[ "$(readlink /dev/infiniband/uverbs0)" = /dev/null ] || fail "uverbs0 is not a link to /dev/null"
+	[ "$(readlink /dev/infiniband/uverbs1024)" = /dev/null ] || fail "uverbs1024 is not a link to /dev/null"
 	pass "uroce link add (uid $(id -u) in the namespace, $(cat /proc/self/uid_map | awk '{print "host uid " $2}'))"
 	. "$here/pair.sh"
 	gid=$(lo_gid)
@@ -32,7 +32,7 @@ if [ "${UROCE_ROOTLESS_INNER:-}" = 1 ]; then
 	pair ibv_rc_pingpong --chk -n 500 -s 4096
 	pair ib_write_bw -n 2000 -s 65536 -u 20
 	"$U" link del r0 || fail "uroce link del"
-	[ ! -e /dev/infiniband/uverbs0 ] || fail "uverbs0 left behind"
+	[ ! -e /dev/infiniband/uverbs1024 ] || fail "uverbs1024 left behind"
 	pass "uroce link del"
 	exit 0
 fi

@@ -420,7 +420,7 @@ int uroce_cdev_create(uid_t uid, gid_t gid, mode_t mode, enum uroce_cdev_kind *k
 	    major(st.st_rdev) != UROCE_CDEV_MAJOR || minor(st.st_rdev) != UROCE_CDEV_MINOR)
 		return -ENODEV;
 	*kind = UROCE_CDEV_NODE;
-	for (int n = 0; n < 1024; n++) {
+	for (int n = UROCE_CDEV_FIRST; n <= UROCE_CDEV_LAST; n++) {
 		char path[64];
 
 		snprintf(path, sizeof(path), UROCE_CDEV_DIR "/uverbs%d", n);

@@ -28,6 +28,10 @@
  * provider replaces the fd at open (see provider.c), nothing is sent to it. */
 #define UROCE_CDEV_MAJOR 1
 #define UROCE_CDEV_MINOR 3
+/* uroce's nodes are uverbs1024 and up: the kernel's ib_uverbs names its
+ * uverbs0..uverbs1023 (IB_UVERBS_MAX_DEVICES), so the two never meet. */
+#define UROCE_CDEV_FIRST 1024
+#define UROCE_CDEV_LAST 2047
 
 enum uroce_transport {
 	UROCE_TRANSPORT_UDP,
@@ -78,7 +82,7 @@ enum uroce_cdev_kind {
 	UROCE_CDEV_SYMLINK,
 };
 
-/* Create the lowest free /dev/infiniband/uverbsN with owner UID, group GID
+/* Create the lowest free /dev/infiniband/uverbsN (N >= UROCE_CDEV_FIRST) with owner UID, group GID
  * and MODE (who may use the device, as for a real uverbs node: see
  * docs/security.md); where mknod is refused, a symbolic link (*KIND says
  * which it made).  Returns N or -errno. */
