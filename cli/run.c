@@ -97,7 +97,6 @@ static int prepare_env(void)
 {
 	struct uroce_dev_rec *recs;
 	char nsdir[PATH_MAX], sysroot[PATH_MAX];
-	struct stat st;
 	int n, ret;
 
 	if ((ret = uroce_ns_dir(nsdir, sizeof(nsdir))))
@@ -113,13 +112,12 @@ static int prepare_env(void)
 		return fail("cannot write the device tree %s: %s", sysroot, strerror(-ret));
 	}
 	free(recs);
-	if (stat("/sys/class/infiniband_verbs", &st) == 0)
-		fprintf(stderr, "uroce: warning: this kernel has RDMA support; libibverbs "
-			"asks the kernel for devices and will not see uroce's\n");
 
 	setenv("SYSFS_PATH", sysroot, 1);
 	env_prepend("RDMAV_DRIVERS", provider_prefix(), ':');
-	/* Completion channels need our ibv_create_comp_channel (preload/preload.c). */
+	/* Completion channels need our ibv_create_comp_channel (preload/preload.c);
+	 * libibverbs finds the devices over RDMA netlink, which the preload
+	 * answers, merged with the kernel's where it has RDMA (docs/netlink.md). */
 	env_prepend("LD_PRELOAD", from_build_tree() ? UROCE_PRELOAD_BUILD : UROCE_PRELOAD_INSTALLED, ' ');
 	return 0;
 }

@@ -14,6 +14,11 @@
  *
  * libibverbs reads every GID index below gid_tbl_len, so unused entries
  * exist as all-zero GIDs (which it skips), as the kernel shows them.
+ *
+ * Where the kernel has RDMA devices too, libibverbs learns of them over
+ * netlink (merged with ours: docs/netlink.md) and then reads their files
+ * under SYSFS_PATH as well, so each kernel device and uverbs node is a
+ * symbolic link here to its /sys entry.
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -226,6 +231,44 @@ static void prune(const char *sysroot, const char *class,
 	closedir(d);
 }
 
+/* Link CLASS's entries of the real /sys into the tree, but for names that
+ * are ours; links left from an earlier sync are made again. */
+static int link_kernel(const char *sysroot, const char *class,
+		       const struct uroce_dev_rec *recs, int n)
+{
+	char dir[PATH_MAX], sys[PATH_MAX], link[PATH_MAX + 256], target[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/class/%s", sysroot, class);
+	if ((d = opendir(dir))) {
+		while ((e = readdir(d)))
+			if (e->d_type == DT_LNK) {
+				snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+				unlink(link);
+			}
+		closedir(d);
+	}
+	snprintf(sys, sizeof(sys), "/sys/class/%s", class);
+	if (!(d = opendir(sys)))
+		return 0;
+	while ((e = readdir(d))) {
+		int uverbs = !strncmp(e->d_name, "uverbs", 6);
+
+		if (e->d_name[0] == '.' || e->d_type == DT_REG ||
+		    listed(recs, n, uverbs ? NULL : e->d_name, uverbs ? atoi(e->d_name + 6) : 0))
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		snprintf(target, sizeof(target), "%s/%s", sys, e->d_name);
+		if (symlink(target, link) && errno != EEXIST) {
+			closedir(d);
+			return -errno;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
 int uroce_tree_sync(const char *sysroot, const struct uroce_dev_rec *recs, int n)
 {
 	char dir[PATH_MAX];
@@ -243,5 +286,7 @@ int uroce_tree_sync(const char *sysroot, const struct uroce_dev_rec *recs, int n
 	for (int i = 0; i < n; i++)
 		if ((ret = write_device(sysroot, &recs[i])))
 			return ret;
-	return 0;
+	if ((ret = link_kernel(sysroot, "infiniband", recs, n)))
+		return ret;
+	return link_kernel(sysroot, "infiniband_verbs", recs, n);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cm/cm.h"
+#include "preload/next.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_TRACKED_FD 65536
@@ -43,19 +44,6 @@ static int is_cm_fd(int fd)
 	return fd >= 0 && fd < MAX_TRACKED_FD &&
 	       atomic_load_explicit(&cm_fd[fd], memory_order_relaxed);
 }
-
-/* The real function NAME, looked up once into *SLOT. */
-static void *next_fn(void *_Atomic *slot, const char *name)
-{
-	void *fn = atomic_load_explicit(slot, memory_order_acquire);
-
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		atomic_store_explicit(slot, fn, memory_order_release);
-	}
-	return fn;
-}
-#define NEXT(type, name) ({ static void *_Atomic slot_; (type)next_fn(&slot_, name); })
 
 static int is_cm_path(const char *path)
 {
@@ -198,6 +186,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 
 EXPORT int close(int fd)
 {
+	uroce_nl_forget(fd);
 	if (is_cm_fd(fd)) {
 		atomic_store(&cm_fd[fd], 0);
 		atomic_load(&ucma)->close(fd);

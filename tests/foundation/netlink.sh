@@ -1,0 +1,65 @@
+#!/bin/bash
+# RDMA netlink answered in the process (docs/netlink.md): under `uroce run`
+# libibverbs finds the device over netlink, as on a kernel with RDMA, and
+# iproute2's rdma tool lists it.  Here the kernel has no RDMA netlink, so
+# the answers are uroce's alone; the merged case runs in the stock_kernel
+# guests.  The node is numbered past the kernel's (uverbs1024 and up).
+. "$(dirname "$0")/../lib/common.sh"
+need_root
+isolate_netns "$@"
+use_private_registry
+add_dev nl0 lo
+here=$(dirname "$0")
+
+uverbs=$("$UROCE" link show nl0 | grep -o 'uverbs[0-9]*$')
+n=${uverbs#uverbs}
+[ "$n" -ge 1024 ] || fail "nl0's node is $uverbs, among the kernel's names"
+pass "node /dev/infiniband/$uverbs"
+
+# libibverbs asks over netlink: the device index is netlink's (-1 from sysfs).
+idx=$("$UROCE" run /usr/bin/python3 -c '
+import ctypes
+v = ctypes.CDLL("libibverbs.so.1")
+v.ibv_get_device_list.restype = ctypes.POINTER(ctypes.c_void_p)
+v.ibv_get_device_name.restype = ctypes.c_char_p
+v.ibv_get_device_name.argtypes = v.ibv_get_device_index.argtypes = [ctypes.c_void_p]
+l = v.ibv_get_device_list(None)
+i = 0
+while l[i]:
+    if v.ibv_get_device_name(l[i]) == b"nl0":
+        print(v.ibv_get_device_index(l[i]))
+    i += 1
+') || fail "listing devices with libibverbs"
+[ "$idx" = $((0x40000000 + n)) ] || fail "nl0's device index is '$idx', not netlink's $((0x40000000 + n))"
+out=$("$UROCE" run ibv_devices) || fail "ibv_devices: $out"
+guid=$(tr -d : <"$UROCE_RUNDIR"/ns-*/sys/class/infiniband/nl0/node_guid)
+grep -Eq "^\s+nl0\s+$guid\$" <<<"$out" || fail "ibv_devices does not list nl0 with GUID $guid: $out"
+"$UROCE" run ibv_devinfo -d nl0 | grep -Eq 'state:\s+PORT_ACTIVE' || fail "ibv_devinfo -d nl0"
+pass "ibv_devices and ibv_devinfo find nl0 over netlink"
+
+# iproute2's rdma: link (text and JSON), dev, sys.
+"$UROCE" run rdma link show | tee /dev/stderr |
+	grep -q '^link nl0/1 state ACTIVE physical_state LINK_UP netdev lo' || fail "rdma link show"
+"$UROCE" run rdma link show -j | /usr/bin/python3 -c '
+import json, sys
+links = [l for l in json.load(sys.stdin) if l["ifname"] == "nl0"]
+want = {"ifindex": 0x40000000 + int(sys.argv[1]), "port": 1, "state": "ACTIVE",
+        "physical_state": "LINK_UP", "netdev": "lo", "netdev_index": 1}
+assert len(links) == 1, links
+bad = {k: (links[0].get(k), v) for k, v in want.items() if links[0].get(k) != v}
+assert not bad, bad
+' "$n" || fail "rdma link show -j"
+"$UROCE" run rdma dev show nl0 | grep -q "^$((0x40000000 + n)): nl0: node_type ca .*node_guid" ||
+	fail "rdma dev show nl0"
+"$UROCE" run rdma link show nl0/1 | grep -q '^link nl0/1 ' || fail "rdma link show nl0/1"
+if "$UROCE" run rdma link show nosuch/1 2>/dev/null; then fail "rdma link show of no device"; fi
+pass "rdma link show (-j), dev show, one link, no such device"
+
+# Requests by hand: errors, bad input.
+"$UROCE" run /usr/bin/python3 "$here/netlink_check.py" nl0 "$n" || fail "netlink_check.py"
+
+# Without uroce run nothing is emulated: the kernel's answer stands.
+if out=$(rdma link show 2>&1); then
+	grep -q nl0 <<<"$out" && fail "nl0 listed outside uroce run"
+fi
+pass "outside uroce run, netlink is the kernel's"
