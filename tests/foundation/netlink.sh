@@ -5,6 +5,7 @@
 # the answers are uroce's alone; the merged case runs in the stock_kernel
 # guests.  The node is numbered past the kernel's (uverbs1024 and up).
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/pairs.sh"
 need_root
 isolate_netns "$@"
 use_private_registry
@@ -54,6 +55,23 @@ assert not bad, bad
 "$UROCE" run rdma link show nl0/1 | grep -q '^link nl0/1 ' || fail "rdma link show nl0/1"
 if "$UROCE" run rdma link show nosuch/1 2>/dev/null; then fail "rdma link show of no device"; fi
 pass "rdma link show (-j), dev show, one link, no such device"
+
+# rdma statistic: uroce's counters, moving with traffic, as `uroce stat` sums them.
+nl_stat() { "$UROCE" run rdma statistic show link nl0/1 | grep -o " $1 [0-9]*" | awk '{print $2}'; }
+before=$(nl_stat tx_packets)
+[ -n "$before" ] || fail "rdma statistic show has no tx_packets"
+GID=$(gid_of "" nl0 127.0.0.1)
+PAIR_TIMEOUT=60 pair rc "" nl0 $GID "" nl0 $GID 127.0.0.1 -- ibv_rc_pingpong -n 100
+after=$(nl_stat tx_packets)
+[ "$after" -gt "$before" ] || fail "tx_packets did not move: $before -> $after"
+mine=$(timeout 10 "$UROCE" stat nl0 | awk '$1 == "tx_packets" { print $2 }')
+[ "$after" = "$mine" ] || fail "rdma says tx_packets $after, uroce stat $mine"
+"$UROCE" run rdma statistic show -j | /usr/bin/python3 -c '
+import json, sys
+s = [l for l in json.load(sys.stdin) if l["ifname"] == "nl0"]
+assert len(s) == 1 and s[0]["port"] == 1 and s[0]["rx_packets"] > 0, s
+' || fail "rdma statistic show -j"
+pass "rdma statistic show: tx_packets $before -> $after after a pingpong, as uroce stat"
 
 # Requests by hand: errors, bad input.
 "$UROCE" run /usr/bin/python3 "$here/netlink_check.py" nl0 "$n" || fail "netlink_check.py"

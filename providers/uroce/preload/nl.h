@@ -7,6 +7,7 @@
  *   nl_devs.c    uroce's devices, read from the tree SYSFS_PATH names
  *   nl_answer.c  the command table: what each request is answered with
  *   nl_kernel.c  the kernel's part of an answer, where it has RDMA
+ *   nl_stat.c    `rdma statistic`: the devices' counters
  *
  * An emulated socket is an AF_UNIX datagram socket connected to itself:
  * an answer is written to it when the request is sent, so the program's
@@ -119,5 +120,8 @@ int nl_kernel_ask(const struct nlmsghdr *req, struct nl_out *o);
 /* True if the kernel answers NETLINK_RDMA (the module loads on demand). */
 int nl_kernel_has_rdma(void);
 
+
+/* One device's counters for RDMA_NLDEV_CMD_STAT_GET (nl_stat.c). */
+int nl_stat_port(struct nl_out *o, const struct nl_req *r, const struct nl_dev *d);
 
 #endif

@@ -102,6 +102,7 @@ static const struct nl_cmd {
 	{ RDMA_NLDEV_CMD_GET, dev_info, 1 },
 	{ RDMA_NLDEV_CMD_PORT_GET, port_info, 1 },
 	{ RDMA_NLDEV_CMD_GET_CHARDEV, chardev, 0 },
+	{ RDMA_NLDEV_CMD_STAT_GET, nl_stat_port, 1 },
 };
 
 static const struct nl_cmd *find_cmd(int cmd)
