@@ -19,6 +19,7 @@ src=$(cd "$here/../.." && pwd)
 host_so=$host_build/providers/uroce/liburoce-rdmav34.so
 [ -f "$host_so" ] || { echo "FAIL: no host provider $host_so"; exit 1; }
 fail() { echo "FAIL [$release]: $*"; exit 1; }
+pass() { echo "ok [$release]: $*"; }
 
 if [ "$release" = bookworm ]; then
 	exec "$here/enter.sh" / "$src" -- bash "$here/inside.sh" "$src" "$host_build" --no-build
@@ -42,19 +43,7 @@ chroot_so=$(ls "$root$build"/providers/uroce/liburoce-rdmav*.so)
 pabi=${chroot_so##*-rdmav}; pabi=${pabi%.so}
 cp "$host_so" "$gdir/liburoce-rdmav$pabi.so"      # as the chroot's libibverbs names it
 cp "$chroot_so" "$work/liburoce-rdmav34.so"        # as the host's libibverbs names it
-# devices ROOT UROCE PREFIX: ibv_devices with a device r0 and provider PREFIX.
-devices() {
-	"$here/enter.sh" "$1" "$src" -- bash -c \
-		"$2 link add r0 netdev lo >/dev/null && UROCE_PROVIDER=$3 timeout 60 $2 run ibv_devices 2>&1; echo rc=\$?"
-}
-check_refused() {
-	local what=$1 out=$2 want=$3
-	echo "$out" | sed "s/^/  [$what] /"
-	grep -q '^rc=0$' <<<"$out" || fail "$what: ibv_devices did not exit cleanly"
-	grep -Eq '^ +r0 ' <<<"$out" && fail "$what: the device was used by a mismatched provider"
-	[ "$(grep -c "$want" <<<"$out")" = 1 ] || fail "$what: no one-line refusal matching '$want'"
-	echo "ok [$release]: $what refused: $(grep "$want" <<<"$out" | cut -c1-160)"
-}
+. "$here/refused.sh"
 if [ "$pabi" = 34 ]; then
 	check_refused "Debian 12 build under $release" \
 		"$(devices "$root" "$build/cli/uroce" "/var/tmp/${gdir##*/}/liburoce")" \
