@@ -24,6 +24,8 @@ packages=(
 	mmdebstrap debhelper dpkg-dev man-db
 	# stock_kernel suite: QEMU guests of the rxe-vm harness on Debian 12's kernel
 	qemu-system-x86 cpio kmod tcpdump
+	# releases suite: rdma-core built from its source (tests/releases/rdma_core.sh)
+	cmake libudev-dev
 )
 missing=()
 for p in "${packages[@]}"; do
