@@ -254,16 +254,17 @@ static void ring_init(struct uroce_ring *r, uint32_t size, uint32_t stride)
 	LK_CHECK(r->buf, "calloc");
 }
 
-struct uroce_qp *lk_qp_new(struct lk_node *n, struct lk_cq *scq, struct lk_cq *rcq)
+struct uroce_qp *lk_qp_new(struct lk_node *n, enum ibv_qp_type type, struct lk_cq *scq,
+			   struct lk_cq *rcq)
 {
 	struct uroce_qp *qp = calloc(1, sizeof(*qp));
 	int err;
 
-	LK_CHECK(qp, "calloc");
+	LK_CHECK(qp && (type == IBV_QPT_RC || type == IBV_QPT_UC), "qp");
 	qp->ctx = &n->ctx;
 	pthread_mutex_init(&qp->lock, NULL);
 	pthread_mutex_init(&qp->post_lock, NULL);
-	qp->vqp.qp.qp_type = IBV_QPT_RC;
+	qp->vqp.qp.qp_type = type;
 	qp->state = IBV_QPS_RESET;
 	qp->cap = (struct ibv_qp_cap){
 		.max_send_wr = LK_MAX_WR, .max_recv_wr = LK_MAX_WR,

@@ -83,8 +83,10 @@ int lk_cq_wait(struct lk_cq *c, struct ibv_wc *wc, int ms);
 /* A completion now, without waiting: 1 or 0. */
 int lk_cq_poll(struct lk_cq *c, struct ibv_wc *wc);
 
-/* An RC QP of N in Reset with the engine's state (QPN) made. */
-struct uroce_qp *lk_qp_new(struct lk_node *n, struct lk_cq *scq, struct lk_cq *rcq);
+/* A QP of N of TYPE (IBV_QPT_RC or IBV_QPT_UC) in Reset, with the
+ * engine's state (QPN) made. */
+struct uroce_qp *lk_qp_new(struct lk_node *n, enum ibv_qp_type type, struct lk_cq *scq,
+			   struct lk_cq *rcq);
 void lk_qp_free(struct uroce_qp *qp);
 /* Move QP to ATTR->qp_state with the attributes in MASK, as ibv_modify_qp. */
 void lk_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask);

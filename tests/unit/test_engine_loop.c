@@ -25,7 +25,8 @@ struct pair {
 	size_t len;
 };
 
-static void pair_open(struct pair *p, size_t len, const struct lk_conn *c)
+static void pair_open_type(struct pair *p, enum ibv_qp_type type, size_t len,
+			   const struct lk_conn *c)
 {
 	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
@@ -35,8 +36,8 @@ static void pair_open(struct pair *p, size_t len, const struct lk_conn *c)
 	lk_node_open(&p->B, "B", 2);
 	p->acq = lk_cq_new(64);
 	p->bcq = lk_cq_new(64);
-	p->a = lk_qp_new(&p->A, p->acq, p->acq);
-	p->b = lk_qp_new(&p->B, p->bcq, p->bcq);
+	p->a = lk_qp_new(&p->A, type, p->acq, p->acq);
+	p->b = lk_qp_new(&p->B, type, p->bcq, p->bcq);
 	p->len = len;
 	p->abuf = aligned_alloc(64, len);
 	p->bbuf = aligned_alloc(64, len);
@@ -46,6 +47,11 @@ static void pair_open(struct pair *p, size_t len, const struct lk_conn *c)
 	p->amr = lk_mr(&p->A, p->abuf, len, acc);
 	p->bmr = lk_mr(&p->B, p->bbuf, len, acc);
 	lk_connect(p->a, &p->A, p->b, &p->B, c);
+}
+
+static void pair_open(struct pair *p, size_t len, const struct lk_conn *c)
+{
+	pair_open_type(p, IBV_QPT_RC, len, c);
 }
 
 static void dump_log(void);
@@ -350,6 +356,49 @@ static void case_read_gap(void)
 	read_reorder(5, true);
 }
 
+/*
+ * UC (IBTA 9.8.3, no acknowledgements): a lost packet in the middle of a
+ * SEND loses the whole message, silently: no NAK, no resend, no receive
+ * completion for it.  The receive WQE it had started serves the next
+ * message, which arrives whole (as rxe's responder does).  a's sends complete as sent (UC has no acknowledgements).
+ */
+static void case_uc_loss(void)
+{
+	struct pair p;
+	const uint32_t half = 4 * MTU;
+
+	pair_open_type(&p, IBV_QPT_UC, 2 * half,
+		       &(struct lk_conn){ .psn_a = PSN_A, .psn_b = PSN_B });
+	int drop = add_rule(p.A.netdev, ROCE_K_SEND, PSN_A + 1, UROCE_LOOP_DROP, 1, 0);
+	struct ibv_sge rsge = { (uintptr_t)p.bbuf, half, p.bmr->vmr.ibv_mr.lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
+
+	lk_fill(p.abuf, p.len, 9);
+	lk_post_recv(p.b, &rwr);
+	for (uint32_t m = 0; m < 2; m++) {
+		struct ibv_sge sge = { (uintptr_t)p.abuf + m * half, half, p.amr->vmr.ibv_mr.lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 1 + m, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+
+		lk_post_send(p.a, &wr);
+	}
+	expect_wc(p.acq, 1, IBV_WC_SUCCESS, IBV_WC_SEND, 0);
+	expect_wc(p.acq, 2, IBV_WC_SUCCESS, IBV_WC_SEND, 0);
+	expect_wc(p.bcq, 7, IBV_WC_SUCCESS, IBV_WC_RECV, half);
+	LK_CHECK(!memcmp(p.bbuf, p.abuf + half, half), "b holds other bytes than message 2");
+	LK_CHECK(uroce_loop_rule_hits(drop) == 1, "PSN %u not dropped", PSN_A + 1);
+	/* Counted per packet: the two that followed the lost one. */
+	LK_CHECK(lk_stat(&p.B, UROCE_STAT_DROP_UC_PARTIAL) == 2, "drop_uc_partial_message %llu",
+		 (unsigned long long)lk_stat(&p.B, UROCE_STAT_DROP_UC_PARTIAL));
+	LK_CHECK(logged(p.B.port, -1, -1, -1) == 0, "b answered a UC packet");
+	for (uint32_t psn = PSN_A; psn < PSN_A + 8; psn++)
+		LK_CHECK(logged(p.A.port, ROCE_K_SEND, psn, -1) == 1, "PSN %u sent again", psn);
+	expect_no_wc(p.bcq);
+	pair_close(&p);
+}
+
 /* a's fetch-and-add of ADD to b's first 8 bytes. */
 static void post_fetch_add(struct pair *p, uint64_t wr_id, uint64_t add)
 {
@@ -500,6 +549,7 @@ int main(int argc, char **argv)
 		{ "read_late", case_read_late },
 		{ "read_gap", case_read_gap },
 		{ "atomic_dup", case_atomic_dup },
+		{ "uc_loss", case_uc_loss },
 		{ "rnr", case_rnr },
 		{ "rnr_exhausted", case_rnr_exhausted },
 		{ "retry_exhausted", case_retry_exhausted },
