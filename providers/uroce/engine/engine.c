@@ -24,6 +24,27 @@ int uroce_debug;
 
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uroce_engine *engines;
+unsigned uroce_fork_gen;
+
+/* A forked child has none of its parent's engines: their threads did not
+ * come along, and their sockets, epoll set, timerfd and eventfd are shared
+ * with the parent, who alone may read, change or close them (an
+ * EPOLL_CTL_DEL from the child would take a socket out of the parent's
+ * set).  The child's copies stay as they are, never touched; what the
+ * child opens gets engines of its own.  Async-signal-safe: stores only. */
+static void engines_fork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	engines = NULL;
+	engines_lock = unlocked;
+	__atomic_store_n(&uroce_fork_gen, uroce_fork_gen + 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void engines_fork_init(void)
+{
+	pthread_atfork(NULL, NULL, engines_fork_child);
+}
 
 const struct uroce_upcalls *uroce_up;
 
@@ -178,6 +199,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 
 	if (!eng)
 		return NULL;
+	eng->gen = uroce_fork_gen;
 	uroce_debug = uroce_knob_on(UROCE_KNOB_DEBUG);
 	eng->epfd = eng->wake_fd = eng->tick_fd = -1;
 	snprintf(eng->devname, sizeof(eng->devname), "%s", devname);
@@ -261,7 +283,7 @@ void uroce_engine_put(struct uroce_engine *eng)
 	struct uroce_engine **pp;
 	uint64_t one = 1;
 
-	if (!eng)
+	if (!eng || uroce_parents(eng->gen))  /* a forked child's copy: left alone */
 		return;
 	pthread_mutex_lock(&engines_lock);
 	if (--eng->refs > 0) {

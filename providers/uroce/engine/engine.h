@@ -31,6 +31,17 @@ struct uroce_rx;
 /* UROCE_DEBUG=1: protocol events (timeouts, NAKs, drops) on stderr. */
 extern int uroce_debug;
 
+/* ---- fork (docs/fork.md) -------------------------------------------------------- */
+
+/* Counts the forks this process came from: a verbs object or engine made
+ * under another count is a forked child's copy of its parent's, which the
+ * child may not use (its threads and its peer's view are the parent's). */
+extern unsigned uroce_fork_gen;
+static inline bool uroce_parents(unsigned gen)
+{
+	return __atomic_load_n(&uroce_fork_gen, __ATOMIC_RELAXED) != gen;
+}
+
 /* ---- the provider (verbs/provider.c) ---------------------------------------- */
 
 /* The table of what the engine asks of verbs and the CM, set once when

@@ -39,6 +39,7 @@ struct uroce_pcap;
 struct uroce_engine {
 	struct uroce_engine *next;   /* the process's list of engines */
 	int refs;
+	unsigned gen;                /* uroce_fork_gen when made (uroce_parents) */
 	char devname[UROCE_NAME_MAX];
 	char netdev[IF_NAMESIZE];
 	char nsid[32];

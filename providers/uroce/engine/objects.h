@@ -146,6 +146,7 @@ struct uroce_cqe {
 
 struct uroce_cq {
 	struct verbs_cq vcq;
+	unsigned fork_gen;            /* made by this process, or a forked child's copy (uroce_parents) */
 	pthread_spinlock_t lock;
 	struct uroce_cqe *ring;
 	uint32_t size;                /* power of two */

@@ -19,7 +19,8 @@ int uroce_engine_qp_create(struct uroce_qp *qp)
 	uint32_t qpn;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (!ctx->engine)
+	/* a context a forked child inherited gets the child's own engine */
+	if (!ctx->engine || uroce_parents(ctx->engine->gen))
 		ctx->engine = uroce_engine_get(ctx);
 	eng = ctx->engine;
 	pthread_mutex_unlock(&ctx->lock);

@@ -167,6 +167,8 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
  * which is the progress thread's to change (poll.c). */
 void uroce_engine_poll(struct uroce_engine *eng)
 {
+	if (uroce_parents(eng->gen))    /* the parent's sockets: never read here */
+		return;
 	uroce_poll_app_polled(eng);
 	/* The ACKs its last poll held: this thread did not post on their
 	 * QPs meanwhile, so they go now, before it looks for more, unless
@@ -185,5 +187,7 @@ void uroce_engine_poll(struct uroce_engine *eng)
 
 void uroce_engine_poll_done(struct uroce_engine *eng)
 {
+	if (uroce_parents(eng->gen))
+		return;
 	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
 }

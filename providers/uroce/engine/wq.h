@@ -168,6 +168,7 @@ static inline void ring_retire(struct uroce_ring *r)
 
 struct uroce_srq {
 	struct verbs_srq vsrq;
+	unsigned fork_gen;           /* made by this process, or a forked child's copy (uroce_parents) */
 	pthread_mutex_t lock;
 	struct uroce_ring rq;
 	uint32_t max_wr;             /* as reported to the user */
@@ -192,6 +193,7 @@ static inline struct uroce_srq *to_usrq(struct ibv_srq *s)
 struct uroce_qp {
 	struct verbs_qp vqp;         /* ibv_qp / ibv_qp_ex: must be first */
 	struct uroce_context *ctx;
+	unsigned fork_gen;           /* made by this process, or a forked child's copy (uroce_parents) */
 	pthread_mutex_t lock;        /* the engine's: QP state, both queues' consumers */
 	/* The send queue's producers (post_send, the wr_* API, bind_mw) and
 	 * modify_qp, taken before lock.  A post takes lock only when the

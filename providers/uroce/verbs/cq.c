@@ -39,6 +39,7 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 	if (!cq)
 		goto nomem;
 	cq->parent = parent;
+	cq->fork_gen = uroce_fork_gen;
 	cq->ring = ring_alloc(cq, size, &cq->custom_ring);
 	if (!cq->ring)
 		goto nomem;
@@ -78,6 +79,8 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
 
+	if (uroce_parents(cq->fork_gen))
+		return EPERM;
 	if (atomic_load(&cq->users) > 0)
 		return EBUSY; /* still the CQ of a QP */
 	uroce_cq_channel_detach(cq);
@@ -117,6 +120,8 @@ int uroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 
 	if (num_entries < 0)
 		return -EINVAL;
+	if (uroce_parents(cq->fork_gen))
+		return -EPERM;  /* a forked child's copy of its parent's */
 	if (!cq_ready(cq))
 		return 0;
 	pthread_spin_lock(&cq->lock);
@@ -135,6 +140,8 @@ int uroce_cq_take(struct uroce_cq *cq, struct uroce_cqe *e)
 {
 	int ret = 0;
 
+	if (uroce_parents(cq->fork_gen))
+		return -EPERM;
 	if (!cq_ready(cq))
 		return -ENOENT;
 	pthread_spin_lock(&cq->lock);

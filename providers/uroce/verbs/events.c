@@ -56,6 +56,8 @@ int uroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct uroce_cq *cq = to_ucq(ibcq);
 
+	if (uroce_parents(cq->fork_gen))
+		return EPERM;
 	if (cq->chan_fd < 0)
 		return EINVAL; /* no channel: nothing to notify (as the kernel says) */
 	/* The thread is going to sleep: the ACKs its polls held leave now. */

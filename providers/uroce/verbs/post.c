@@ -229,6 +229,11 @@ int uroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	bool locked = false;
 	int err = 0, posted = 0;
 
+	/* a forked child's copy of its parent's (docs/fork.md) */
+	if (uroce_parents(qp->fork_gen)) {
+		*bad_wr = wr;
+		return EPERM;
+	}
 	pthread_mutex_lock(&qp->post_lock);
 	if (!uroce_sq_state_ok(qp))
 		err = EINVAL;
@@ -287,6 +292,11 @@ int uroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	struct uroce_qp *qp = to_uqp(ibqp);
 	int err = 0;
 
+	/* a forked child's copy of its parent's (docs/fork.md) */
+	if (uroce_parents(qp->fork_gen)) {
+		*bad_wr = wr;
+		return EPERM;
+	}
 	pthread_mutex_lock(&qp->lock);
 	/* A QP with an SRQ has no receive queue, nor has either XRC QP;
 	 * RESET takes no WRs (10.8.2). */

@@ -26,6 +26,8 @@ int uroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 {
 	struct uroce_qp *qp = to_uqp(ibqp);
 
+	if (uroce_parents(qp->fork_gen))
+		return EPERM;
 	pthread_mutex_lock(&qp->lock);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
@@ -143,6 +145,13 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
+	/* a forked child's copies of its parent's CQs and SRQs (docs/fork.md) */
+	if ((ia->send_cq && uroce_parents(to_ucq(ia->send_cq)->fork_gen)) ||
+	    (ia->recv_cq && uroce_parents(to_ucq(ia->recv_cq)->fork_gen)) ||
+	    (ia->srq && uroce_parents(to_usrq(ia->srq)->fork_gen))) {
+		errno = EPERM;
+		return NULL;
+	}
 	if ((ia->srq && ia->srq->context != context) ||
 	    cap->max_send_wr > UROCE_MAX_QP_WR || cap->max_send_sge > UROCE_MAX_SGE ||
 	    cap->max_inline_data > UROCE_MAX_INLINE ||
@@ -156,6 +165,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		return NULL;
 	}
 	qp->ctx = ctx;
+	qp->fork_gen = uroce_fork_gen;
 	qp->pd = ia->pd ? to_upd(ia->pd) : NULL;
 	qp->scq = ia->send_cq ? to_ucq(ia->send_cq) : NULL;
 	qp->rcq = ia->recv_cq ? to_ucq(ia->recv_cq) : NULL;
@@ -285,6 +295,9 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	struct uroce_qp *qp = to_uqp(ibqp);
 	struct uroce_context *ctx = qp->ctx;
 
+	/* a forked child's copy: the engine's part is the parent's */
+	if (uroce_parents(qp->fork_gen))
+		return EPERM;
 	if (uroce_mcast_attached(qp))
 		return EBUSY;
 	uroce_engine_qp_destroy(qp);

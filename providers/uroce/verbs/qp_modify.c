@@ -253,6 +253,8 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	enum ibv_qp_state old;
 	int err;
 
+	if (uroce_parents(qp->fork_gen))
+		return EPERM;  /* a forked child's copy of its parent's */
 	/* No post runs meanwhile: a post reads the state without the QP's
 	 * lock, and Reset rewinds the send queue's indices (post.c). */
 	pthread_mutex_lock(&qp->post_lock);

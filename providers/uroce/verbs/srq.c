@@ -25,6 +25,7 @@ static struct uroce_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_attr *a)
 	}
 	while (size < a->max_wr)
 		size <<= 1;
+	srq->fork_gen = uroce_fork_gen;
 	srq->max_sge = a->max_sge ? a->max_sge : 1;
 	srq->rq.size = size;
 	srq->rq.stride = (sizeof(struct uroce_recv_wqe) +
@@ -146,6 +147,8 @@ int uroce_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct uroce_srq *srq = to_usrq(ibsrq);
 
+	if (uroce_parents(srq->fork_gen))
+		return EPERM;
 	if (atomic_load(&srq->users) > 0)
 		return EBUSY;
 	uroce_srqn_free(srq); /* waits for responders using it (xrc.c) */
@@ -165,6 +168,11 @@ int uroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct uroce_srq *srq = to_usrq(ibsrq);
 	int err = 0;
 
+	/* a forked child's copy of its parent's (docs/fork.md) */
+	if (uroce_parents(srq->fork_gen)) {
+		*bad_wr = wr;
+		return EPERM;
+	}
 	pthread_mutex_lock(&srq->lock);
 	for (; wr; wr = wr->next) {
 		err = uroce_fill_recv(&srq->rq, srq->max_sge, wr);

@@ -47,6 +47,11 @@ static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
 
+	if (uroce_parents(qp->fork_gen)) {  /* a forked child's copy: no locks taken */
+		qp->wr_error = EPERM;
+		qp->wr_cur = NULL;
+		return;
+	}
 	/* Both locks until wr_complete: the WQEs are published before they
 	 * are filled, so the engine must not look meanwhile. */
 	pthread_mutex_lock(&qp->post_lock);
@@ -61,6 +66,8 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
 	int err = qp->wr_error;
 
+	if (uroce_parents(qp->fork_gen))
+		return EPERM;
 	for (uint32_t i = qp->wr_start_prod; !err && i != qp->sq.prod; i++)
 		err = uroce_wqe_check(qp, ring_slot(&qp->sq, i));
 	UROCE_TRACE(uroce_trace_sq_posted(qp, qp->wr_start_prod, err ? qp->wr_start_prod : qp->sq.prod));
@@ -78,6 +85,8 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 {
 	struct uroce_qp *qp = qp_ex_to_uqp(qpx);
 
+	if (uroce_parents(qp->fork_gen))
+		return;
 	qp->sq.prod = qp->wr_start_prod;
 	qp->wr_cur = NULL;
 	pthread_mutex_unlock(&qp->lock);
