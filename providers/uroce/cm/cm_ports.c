@@ -58,6 +58,13 @@ static pid_t me_pid;
 
 static const uint8_t v4_any[16] = { [10] = 0xff, 0xff };
 
+void uroce_cm_ports_fork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	ports_lock = unlocked;    /* the owner word: ports_open sees the pid */
+}
+
 static bool is_any(const uint8_t *ip)
 {
 	static const uint8_t zero[16];

@@ -115,6 +115,11 @@ static void gsi_drop(struct uroce_gsi **g)
 	*g = NULL;
 }
 
+void conn_fork_child(void)
+{
+	n_put_later = 0;
+}
+
 void conn_flush_puts(void)
 {
 	struct uroce_gsi *g[256];

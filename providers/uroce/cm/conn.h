@@ -103,6 +103,10 @@ uint32_t conn_ud_qkey(const struct ucma_ctx *ctx);
 int conn_init_qp_attr(struct ucma_ctx *ctx, uint32_t state, struct ib_uverbs_qp_attr *a);
 /* Drop GSI references released under the lock; call without it. */
 void conn_flush_puts(void);
+/* A forked child: forget the parent's pending puts and timer thread
+ * (ucma_fork_child, docs/fork.md). */
+void conn_fork_child(void);
+void conn_timer_fork_child(void);
 /* The id goes (DESTROY_ID, close): leave the peer with a DREQ or REJ,
  * release the port. */
 void conn_destroy(struct ucma_ctx *ctx);

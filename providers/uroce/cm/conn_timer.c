@@ -137,6 +137,17 @@ static void start_once(void)
 		pthread_detach(t);
 }
 
+/* The parent's timer thread did not come along: the child's first file
+ * starts its own (its cond is made anew by start_once). */
+void conn_timer_fork_child(void)
+{
+	static const pthread_once_t again = PTHREAD_ONCE_INIT;
+
+	started = again;
+	start_err = 0;
+	next_deadline = 0;
+}
+
 int conn_start(void)
 {
 	pthread_once(&started, start_once);

@@ -38,6 +38,13 @@ struct uroce_gsi {
 
 /* The process's CM: one receiver for every device. */
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void uroce_gsi_fork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	handler_lock = unlocked;
+}
 static uroce_gsi_rx_fn handler;
 static void *handler_arg;
 

@@ -115,6 +115,13 @@ struct uroce_gsi_conn_info {
 	uint8_t local_gid[16];      /* the device's address of the connection */
 	uint8_t remote_gid[16];
 };
+/* A forked child: the locks of QP 1, the port table and the reaper are
+ * free again (some thread of the parent may have held one at the fork);
+ * the child starts its own reaper at its first publish. */
+void uroce_gsi_fork_child(void);
+void uroce_gsi_reaper_fork_child(void);
+void uroce_cm_ports_fork_child(void);
+
 int uroce_gsi_conn_publish(struct uroce_gsi *gsi, const struct uroce_gsi_conn_info *c,
 			   uint32_t *handle);
 void uroce_gsi_conn_unpublish(struct uroce_gsi *gsi, uint32_t handle);

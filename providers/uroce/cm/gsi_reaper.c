@@ -40,6 +40,13 @@ static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reaper_map *map;      /* shared with the reaper */
 static pid_t reaper_for;            /* the process the reaper watches */
 
+void uroce_gsi_reaper_fork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	reaper_lock = unlocked;   /* map and reaper_for: reaper_start sees the pid */
+}
+
 /* ---- starting the reaper ------------------------------------------------------ */
 
 /* uroce-reaper beside this build's provider: in the build tree when the

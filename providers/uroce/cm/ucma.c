@@ -16,6 +16,7 @@
 
 #include "cm/ucma.h"
 #include "cm/cm.h"
+#include "cm/gsi.h"
 #include "knob/knob.h"
 #include "trace/trace.h"
 
@@ -372,10 +373,35 @@ static const struct uroce_ucma_ops ops = {
 	.close = ucma_close,
 };
 
+/* A forked child keeps nothing of its parent's CM (docs/fork.md).  The
+ * parent's files, ids, connections and events are the parent's: the
+ * preload refuses the child's writes on the inherited rdma_cm fds, and a
+ * close() of one closes only the descriptor, so no DREQ, REJ or port
+ * release ever leaves a child for the parent's connections.  Locks are
+ * free again, whoever held them at the fork; the timer thread and QP 1
+ * are started anew when the child opens a file of its own.  The memory
+ * of the parent's state stays allocated, unreferenced.  Stores only
+ * (async-signal-safe), in the child of any thread. */
+static void ucma_fork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	files = NULL;
+	memset(&ids, 0, sizeof(ids));
+	ucma_lock = unlocked;
+	ucma_mcast_fork_child();
+	conn_fork_child();
+	conn_timer_fork_child();
+	uroce_gsi_fork_child();
+	uroce_gsi_reaper_fork_child();
+	uroce_cm_ports_fork_child();
+}
+
 /* Called from the provider's constructor: offer the rdma_cm device if
  * liburoce-preload.so is there to route librdmacm's calls to it. */
 void uroce_ucma_register(void)
 {
+	pthread_atfork(NULL, NULL, ucma_fork_child);
 	uroce_preload_set_ucma_fn set = (uroce_preload_set_ucma_fn)dlsym(RTLD_DEFAULT,
 									 "uroce_preload_set_ucma");
 

@@ -194,4 +194,7 @@ void ucma_addr_to_gid(const struct sockaddr *sa, uint8_t gid[16]);
 void ucma_gid_to_addr(const uint8_t gid[16], uint16_t port, struct sockaddr_storage *ss);
 socklen_t ucma_addr_len(const struct sockaddr *sa);
 
+/* A forked child: the multicast groups are the parent's (ucma_mcast.c). */
+void ucma_mcast_fork_child(void);
+
 #endif

@@ -31,6 +31,11 @@
 
 static struct ucma_slots groups;
 
+void ucma_mcast_fork_child(void)
+{
+	memset(&groups, 0, sizeof(groups));
+}
+
 /* A join the kernel would take but the device cannot use: say why. */
 static int refuse(const struct sockaddr *addr, const char *why)
 {

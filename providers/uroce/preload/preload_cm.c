@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,9 +31,32 @@
 #define MAX_TRACKED_FD 65536
 
 static const struct uroce_ucma_ops *_Atomic ucma;
-/* One byte per fd number: is it an rdma_cm file of ours?  Tested on every
+/* One byte per fd number: is it an rdma_cm file of ours (CM_OURS), or one
+ * a forked child inherited from its parent (CM_PARENTS)?  Tested on every
  * write() of the process, so it is one load. */
+enum { CM_NOT, CM_OURS, CM_PARENTS };
 static atomic_uchar cm_fd[MAX_TRACKED_FD];
+static atomic_int cm_fd_max = -1;
+
+/* A forked child: the parent's rdma_cm files are the parent's.  Their
+ * ids, connections and events live in the parent's memory, and closing
+ * the child's copy must not tear down the parent's connections (the
+ * kernel's file would live on in the parent too).  So a write on one
+ * fails with EPERM and close() only closes the descriptor (docs/fork.md).
+ * Async-signal-safe: plain stores. */
+static void forget_parents_files(void)
+{
+	int max = atomic_load_explicit(&cm_fd_max, memory_order_relaxed);
+
+	for (int fd = 0; fd <= max; fd++)
+		if (atomic_load_explicit(&cm_fd[fd], memory_order_relaxed) == CM_OURS)
+			atomic_store_explicit(&cm_fd[fd], CM_PARENTS, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void preload_cm_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_parents_files);
+}
 
 EXPORT void uroce_preload_set_ucma(const struct uroce_ucma_ops *ops)
 {
@@ -61,8 +85,13 @@ static int cm_open(int flags)
 		errno = EMFILE;
 		return -1;
 	}
-	if (fd >= 0)
-		atomic_store(&cm_fd[fd], 1);
+	if (fd >= 0) {
+		int max = atomic_load(&cm_fd_max);
+
+		atomic_store(&cm_fd[fd], CM_OURS);
+		while (fd > max && !atomic_compare_exchange_weak(&cm_fd_max, &max, fd))
+			;
+	}
 	return fd;
 }
 
@@ -179,17 +208,25 @@ EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
 
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
-	if (is_cm_fd(fd))
+	switch (is_cm_fd(fd)) {
+	case CM_OURS:
 		return atomic_load(&ucma)->write(fd, buf, len);
+	case CM_PARENTS:
+		errno = EPERM;
+		return -1;
+	}
 	return NEXT(ssize_t (*)(int, const void *, size_t), "write")(fd, buf, len);
 }
 
 EXPORT int close(int fd)
 {
+	int kind = is_cm_fd(fd);
+
 	uroce_nl_forget(fd);
-	if (is_cm_fd(fd)) {
-		atomic_store(&cm_fd[fd], 0);
-		atomic_load(&ucma)->close(fd);
+	if (kind) {
+		atomic_store(&cm_fd[fd], CM_NOT);
+		if (kind == CM_OURS)
+			atomic_load(&ucma)->close(fd);
 	}
 	return NEXT(int (*)(int), "close")(fd);
 }
