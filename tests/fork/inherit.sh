@@ -10,6 +10,7 @@
 # fork, one leaked process per run (docs/fork.md).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../cm/lib.sh"
+. "$(dirname "$0")/lib.sh"
 need_root
 command -v rping >/dev/null || skip "rdmacm-utils is not installed"
 use_private_registry
@@ -22,17 +23,6 @@ exec {pw}> >(cat >/dev/null)
 exec 8>&$pw 9</dev/null
 exec {pw}>&-
 for fd in 3 4 5 6 7 8 9; do [ -e /proc/$$/fd/$fd ] || fail "fd $fd is not open"; done
-
-# Nothing of ours left in NS: `ip netns pids` lists every process in it.
-no_process_left() {
-	local ns=$1 i
-	for i in $(seq 200); do
-		[ -z "$(ip netns pids "$ns")" ] && return 0
-		sleep 0.05
-	done
-	ps -o pid,ppid,etimes,args -p "$(ip netns pids "$ns" | paste -sd,)" || true
-	return 1
-}
 
 # The rping below PID (a subshell, ip netns exec, timeout, uroce run)
 rping_of() {

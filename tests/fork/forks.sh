@@ -1,0 +1,58 @@
+#!/bin/bash
+# Applications that fork, on lo and over a veth (docs/fork.md):
+#   - forkxfer: an RC ping-pong with completion events during which both
+#     sides fork (exit, exec, sleep, close-all, a child using the parent's
+#     QP, CQ and CM id, which must get EPERM and not hang, system()):
+#     every message checked, the client's disconnect reaches the server;
+#   - forksrv: a server forking a child per client, each child listening
+#     on a port of its own (issue 48, fault 3), 200 clients in a row with
+#     no REJECTED; with -P the parent used the CM itself before forking.
+# Afterwards nothing of theirs is left in the namespaces.
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../cm/lib.sh"
+. "$(dirname "$0")/lib.sh"
+need_root
+[ -x "$FORKXFER" ] && [ -x "$FORKSRV" ] || fail "FORKXFER and FORKSRV must name the programs"
+use_private_registry
+cm_setup
+
+# run_pair NAME READY_RE OK_RE_SERVER OK_RE_CLIENT -- SERVER... -- CLIENT...
+run_pair() {
+	local name=$1 ready=$2 sok=$3 cok=$4 rc=0 src=0 srv=() cli=()
+	shift 5
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	cm_server "$SRV_NS" "$ready" "${srv[@]}"
+	clog=$(mktemp "$CM_TMP/cli.XXXXXX")
+	cm_run "$CLI_NS" "${cli[@]}" >"$clog" 2>&1 || rc=$?
+	cm_wait_server || src=$?
+	if [ $rc -ne 0 ] || [ $src -ne 0 ] || ! grep -Eq "$sok" "$CM_SRV_LOG" || ! grep -Eq "$cok" "$clog"; then
+		echo "--- server (exit $src)"; grep -v '^uroce cm' "$CM_SRV_LOG"; echo "--- client (exit $rc)"; cat "$clog"
+		fail "$name (client exit $rc, server exit $src)"
+	fi
+	pass "$name: $(grep -E "$cok" "$clog" | head -1)"
+}
+
+for w in lo veth; do
+	cm_where $w
+	port=$((43000 + RANDOM % 1000))
+	run_pair "forkxfer $w" 'forkxfer server: listening' \
+		'forkxfer server: .* fine' 'forkxfer client: .* fine' \
+		-- "$FORKXFER" -s -p $port -- "$FORKXFER" -c $SRV_ADDR -p $port
+	grep -q 'forkxfer server: DISCONNECTED' "$CM_SRV_LOG" || fail "forkxfer $w: the server saw no DISCONNECTED"
+	modes="-P"
+	[ $w = lo ] && modes="none -P"
+	for m in $modes; do
+		port=$((port + 1))
+		opt=()
+		[ $m = none ] || opt=($m)
+		run_pair "forksrv $w ${opt[*]:-(the parent uses no CM)}" 'forksrv: listening' \
+			'forksrv: served 200 clients, 0 children failed' 'forksrv: 200 clients connected' \
+			-- "$FORKSRV" -s -p $port -n 200 "${opt[@]}" -- "$FORKSRV" -c $SRV_ADDR -p $port -n 200
+	done
+	for ns in $SRV_NS $CLI_NS; do
+		no_process_left $ns || fail "$w: processes left in $ns"
+	done
+	pass "$w: nothing is left in the namespaces"
+done
