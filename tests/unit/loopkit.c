@@ -104,8 +104,15 @@ static uint16_t lk_gsi_local_port(struct uroce_engine *eng, const void *mad, siz
 	return 0;
 }
 
+/* No completion channels here: nothing to hold. */
+static void lk_cq_events_hold(bool on)
+{
+	(void)on;
+}
+
 static const struct uroce_upcalls lk_upcalls = {
 	.cq_push = lk_cq_push,
+	.cq_events_hold = lk_cq_events_hold,
 	.qp_event = lk_qp_event_up,
 	.obj_event = lk_obj_event,
 	.mw_local_op = lk_mw_local_op,

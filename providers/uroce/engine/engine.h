@@ -92,7 +92,8 @@ bool uroce_mem_mapped(const void *addr, uint64_t len);
  * thread to be scheduled. */
 void uroce_engine_poll(struct uroce_engine *eng);
 /* An application thread goes to sleep (req_notify_cq): what its polls
- * held back (resp_ack.c: ACKs) leaves now. */
+ * held back (resp_ack.c: ACKs) leaves now, and the progress thread watches
+ * the wire for it (poll.c). */
 void uroce_engine_poll_done(struct uroce_engine *eng);
 
 /* ---- QP 1: what the CM's GSI (cm/gsi.c) needs of a device's engine ---------- */

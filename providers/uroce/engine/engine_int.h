@@ -95,6 +95,11 @@ struct uroce_engine {
 	uint64_t defer_check_ns;     /* deferred: the next look */
 	uint64_t look_gap_ns;        /* deferred: from one look to the next (poll.c) */
 	unsigned int looks_found;    /* deferred: looks in a row that found packets waiting */
+	/* An application armed a CQ to sleep on its channel (req_notify_cq):
+	 * counted, and while deferred, a request to watch again. */
+	_Atomic uint64_t app_arms;
+	uint64_t arms_seen;          /* app_arms at the last wake-up */
+	_Atomic bool rewatch_asked;
 
 	/* Counters (enum uroce_stat): the process's published shared-memory
 	 * record for this device when there is one, else private memory. */
@@ -340,6 +345,10 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got);
 uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng);
 bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns);
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got);
+/* An application thread arms a CQ and will sleep (uroce_engine_poll_done);
+ * and, in the progress thread, whether one asked it to watch again. */
+void uroce_poll_app_sleeps(struct uroce_engine *eng);
+bool uroce_poll_take_rewatch(struct uroce_engine *eng);
 
 /* req.c */
 void uroce_req_progress(struct uroce_qp *qp);

@@ -194,9 +194,17 @@ bool uroce_poll_deferred(const struct uroce_engine *eng)
 bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 {
 	uint64_t polls = app_polls_since(eng);
+	uint64_t arms = atomic_load(&eng->app_arms);
 
 	if (!eng->poll_defer_ns)
 		return false;
+	/* An application that arms its CQs sleeps on their channel between
+	 * polls: nobody would take its packets while this thread defers. */
+	if (arms != eng->arms_seen) {
+		eng->arms_seen = arms;
+		eng->wasted_wakes = 0;
+		return false;
+	}
 	/* Wasted: the packets the wake-up announced were gone, taken by an
 	 * application thread polling its CQ; or this thread took them from
 	 * an application that polled SPIN_POLLS times since the last wake-up
@@ -210,7 +218,42 @@ bool uroce_poll_after_wake(struct uroce_engine *eng, unsigned int got)
 		return false;
 	eng->wasted_wakes = 0;
 	set_watch(eng, UROCE_WATCH_DEFERRED, eng->poll_defer_ns);
+	/* Deferred, then the arms read; uroce_poll_app_sleeps counts, then
+	 * reads the watch: one of the two sees the other. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&eng->app_arms) != arms) {
+		set_watch(eng, UROCE_WATCH_PROGRESS, eng->poll_defer_ns);
+		return false;
+	}
 	uroce_count(eng, UROCE_STAT_PROGRESS_DEFERRALS, 1);
+	return true;
+}
+
+/*
+ * A thread that arms a CQ sleeps on its completion channel next
+ * (ibv_get_cq_event), and then polls no more.  A progress thread that
+ * deferred to polling applications would see its packets only at its next
+ * look, 200 µs to 1 ms away: rsockets, which spins on its CQ before it
+ * arms, waited that long for one message in six, mean 375 µs against 12 µs
+ * over TCP (docs/performance.md, "Event path").  So it is woken to watch
+ * again now.
+ */
+void uroce_poll_app_sleeps(struct uroce_engine *eng)
+{
+	atomic_fetch_add(&eng->app_arms, 1);
+	if (__atomic_load_n(&eng->watch, __ATOMIC_SEQ_CST) == UROCE_WATCH_DEFERRED &&
+	    !atomic_exchange(&eng->rewatch_asked, true))
+		uroce_engine_wake(eng);
+}
+
+bool uroce_poll_take_rewatch(struct uroce_engine *eng)
+{
+	if (!atomic_exchange(&eng->rewatch_asked, false) || eng->watch != UROCE_WATCH_DEFERRED)
+		return false;
+	eng->looks_found = 0;
+	eng->wasted_wakes = 0;
+	eng->arms_seen = atomic_load(&eng->app_arms);
+	set_watch(eng, UROCE_WATCH_PROGRESS, eng->poll_defer_ns);
 	return true;
 }
 

@@ -115,6 +115,10 @@ void *uroce_progress_thread(void *arg)
 				(void)0;
 			woken_by_xport |= evs[i].data.u64 == XPORT_IDX;
 		}
+		/* An application went to sleep on a channel: watch for it
+		 * (packets already waiting are reported by the next wait). */
+		if (uroce_poll_take_rewatch(eng))
+			progress_watch(eng, true);
 		if (woken_by_xport) {
 			got = progress_rx(eng, &handed_over);
 			/* Woken for packets an application thread took, or one

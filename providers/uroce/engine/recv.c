@@ -145,10 +145,13 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
 		got += (unsigned int)n;
 		uroce_tx_begin(eng);
 		uroce_resp_acks_begin(eng);
+		uroce_up->cq_events_hold(true);
 		for (int i = 0; i < n; i++)
 			uroce_engine_rx(eng, &pkts[i]);
 		uroce_resp_flush_acks(eng, by);
 		uroce_tx_end(eng);
+		/* The ACKs are on the wire: now wake the sleepers. */
+		uroce_up->cq_events_hold(false);
 		/* Held ACKs whose time is up leave between bursts, not after
 		 * the whole drain: a drain runs as long as packets keep coming
 		 * (up to RX_ROUNDS^2 bursts from the progress thread).  One of
@@ -190,4 +193,5 @@ void uroce_engine_poll_done(struct uroce_engine *eng)
 	if (uroce_parents(eng->gen))
 		return;
 	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
+	uroce_poll_app_sleeps(eng);
 }

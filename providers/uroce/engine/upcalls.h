@@ -28,6 +28,10 @@ struct uroce_upcalls {
 	 * with the SE bit, for completion channels armed for those);
 	 * -ENOSPC on overrun (the CQ goes to error, IBTA 11.4.2.1). */
 	int (*cq_push)(struct uroce_cq *cq, const struct ibv_wc *wc, bool solicited);
+	/* verbs/events.c: ON, the completion-channel events of this thread's
+	 * receive burst wait; OFF, they are written (the burst's ACKs have
+	 * left: recv.c). */
+	void (*cq_events_hold)(bool on);
 	/* verbs/qp.c, verbs/events.c: an asynchronous event (IBTA 11.6.3)
 	 * about a QP, or about another object O (an SRQ) at ELEMENT. */
 	void (*qp_event)(struct uroce_qp *qp, enum ibv_event_type type);

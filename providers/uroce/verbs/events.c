@@ -35,10 +35,45 @@ void uroce_cq_channel_detach(struct uroce_cq *cq)
 	cq->chan_fd = -1;
 }
 
-void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error)
+static void channel_write(struct uroce_cq *cq)
 {
 	struct ib_uverbs_comp_event_desc ev = { .cq_handle = (uintptr_t)&cq->vcq.cq };
 
+	if (write(cq->chan_fd, &ev, sizeof(ev)) != sizeof(ev))
+		fprintf(stderr, "uroce: completion event lost (channel full)\n");
+	else
+		uroce_evobj_reported(&cq->ev); /* ibv_ack_cq_events() counts it into the CQ */
+}
+
+/*
+ * The events of the receive burst this thread dispatches (the engine's
+ * rx_lock held).  They are written once the burst's ACKs have left, as a
+ * NIC acknowledges on receipt: an application woken mid-burst posted its
+ * answer before the ACK was on the wire, and had to say the ACK again
+ * (resp_ack.c), one more packet and one more wake-up of the peer's
+ * progress thread for 3 messages in 4 of ib_send_lat -e
+ * (docs/performance.md, "Event path").  Its CQs outlive the burst: a
+ * CQ's QPs cannot be destroyed before the rx_lock is free.
+ */
+enum { HELD_EVENTS_MAX = 32 };
+static __thread struct {
+	bool on;
+	unsigned int n;
+	struct uroce_cq *cq[HELD_EVENTS_MAX];
+} held;
+
+void uroce_cq_events_hold(bool on)
+{
+	held.on = on;
+	if (on)
+		return;
+	for (unsigned int i = 0; i < held.n; i++)
+		channel_write(held.cq[i]);
+	held.n = 0;
+}
+
+void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error)
+{
 	/* IBTA 11.4.2.2: NEXT fires on any completion; SOLICITED on a
 	 * solicited one or an error.  One event per arming. */
 	if (cq->arm == UROCE_CQ_DISARMED || cq->chan_fd < 0)
@@ -46,10 +81,10 @@ void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error)
 	if (cq->arm == UROCE_CQ_ARM_SOLICITED && !solicited && !error)
 		return;
 	cq->arm = UROCE_CQ_DISARMED;
-	if (write(cq->chan_fd, &ev, sizeof(ev)) != sizeof(ev))
-		fprintf(stderr, "uroce: completion event lost (channel full)\n");
+	if (held.on && held.n < HELD_EVENTS_MAX)
+		held.cq[held.n++] = cq;
 	else
-		uroce_evobj_reported(&cq->ev); /* ibv_ack_cq_events() counts it into the CQ */
+		channel_write(cq);
 }
 
 int uroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -247,6 +247,7 @@ void uroce_ucma_register(void) __attribute__((weak));
 
 const struct uroce_upcalls uroce_verbs_upcalls = {
 	.cq_push = uroce_cq_push_ex,
+	.cq_events_hold = uroce_cq_events_hold,
 	.qp_event = uroce_qp_async_event,
 	.obj_event = uroce_evobj_async_event,
 	.mw_local_op = uroce_mw_local_op,

@@ -164,6 +164,7 @@ int uroce_cq_channel_attach(struct uroce_cq *cq, struct ibv_comp_channel *ch);
 void uroce_cq_channel_detach(struct uroce_cq *cq);
 /* A completion went into CQ (cq->lock held): fire the channel if armed for it. */
 void uroce_cq_notify(struct uroce_cq *cq, bool solicited, bool error);
+void uroce_cq_events_hold(bool on);
 
 int uroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void uroce_cq_event(struct ibv_cq *cq);
