@@ -341,6 +341,10 @@ static void read_reorder(unsigned int overtaken, bool asks_again)
 		LK_CHECK(0, "overtaken by %u: READ asked again %s, want %s", overtaken,
 			 asks_again ? "no" : "yes", asks_again ? "yes" : "no");
 	}
+	/* a may complete from the released response before b has seen the
+	 * request it sent again: wait for b's count, bounded. */
+	if (asks_again)
+		wait_stat(&p.B, UROCE_STAT_DUPLICATES, 1);
 	LK_CHECK(lk_stat(&p.B, UROCE_STAT_DUPLICATES) == (asks_again ? 1 : 0), "b's duplicates");
 	expect_no_wc(p.acq);
 	pair_close(&p);
