@@ -37,8 +37,9 @@
 ssize_t nl_real_send(int fd, const void *buf, size_t len, int flags);
 
 /* A message being built in a fixed buffer; OVERFLOW once it did not fit. */
+/* Both buffers hold netlink headers in place: aligned as netlink(7) asks. */
 struct nlb {
-	uint8_t buf[NL_DGRAM];
+	uint8_t buf[NL_DGRAM] __attribute__((aligned(NLMSG_ALIGNTO)));
 	size_t len;
 	int overflow;
 };
@@ -62,7 +63,7 @@ struct nl_out {
 	size_t queued;         /* bytes written so far */
 	int full;              /* the budget ran out: later entries are left out */
 	uint16_t multi;        /* NLM_F_MULTI in a dump's messages, else 0 */
-	uint8_t dgram[NL_DGRAM];
+	uint8_t dgram[NL_DGRAM] __attribute__((aligned(NLMSG_ALIGNTO)));
 	size_t dlen;
 };
 
