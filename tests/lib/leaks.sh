@@ -37,15 +37,24 @@ in_snapshot() { grep -qxF "$1 $2" "$snap"; }
 
 # Another test suite running now (a `meson test` that is not this
 # script's ancestor) makes files of the same names: then /tmp is not judged.
+ppid_of() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	set -- $stat
+	echo "$2"
+}
 other_suite() {
-	local p=$$ mine=" " stat
-	while [ "$p" -gt 1 ] && stat=$(cat "/proc/$p/stat" 2>/dev/null); do
+	local p=$$ mine=" "
+	while [ "${p:-0}" -gt 1 ]; do
 		mine+="$p "
-		stat=${stat##*) }
-		set -- $stat
-		p=$2
+		p=$(ppid_of "$p")
 	done
-	for p in $(pgrep -f 'meson.* test' || true); do
+	# ... or a test script run by hand (a developer beside the suite):
+	# this check runs last and alone, so no script of this suite is left.
+	for p in $(pgrep -f 'meson.* test|/tests/[a-z_]+/[a-z0-9_]+\.(sh|py)( |$)' || true); do
+		# (this script's own subshells carry its command line)
+		[ "$p" != $$ ] && [ "$(ppid_of "$p")" != $$ ] || continue
 		[ "${mine#* $p }" = "$mine" ] && return 0
 	done
 	return 1
