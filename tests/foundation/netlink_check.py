@@ -121,6 +121,19 @@ def main():
         fail('chardev number is not 1:3 (the null device the node stands for)')
     print('ok: GET_CHARDEV names uverbs%d' % uverbs)
 
+    # The rdma_cm device (no index) is uroce's, the number preload_cm.c's
+    # fstat gives (10:58), whether or not the kernel has one.
+    seq = request(s, CMD['GET_CHARDEV'], 0, attr('CHARDEV_TYPE', 'rdma_cm'))
+    got = answer(s, seq)
+    if len(got) != 1 or got[0][0] != CMD['GET_CHARDEV']:
+        fail('GET_CHARDEV rdma_cm answered %r' % got)
+    at = got[0][2]
+    if (text(at[A['CHARDEV_NAME']]) != 'rdma_cm' or
+            struct.unpack('Q', at[A['CHARDEV']])[0] != 0xa3a or
+            struct.unpack('Q', at[A['CHARDEV_ABI']])[0] != 4):
+        fail('rdma_cm chardev %r' % at)
+    print('ok: GET_CHARDEV rdma_cm is uroce\'s 10:58, ABI 4')
+
     # Errors: another client type, a device that is not there, a change.
     def expect(err, cmd, flags, attrs, what):
         seq = request(s, cmd, flags, attrs)

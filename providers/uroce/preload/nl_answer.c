@@ -20,11 +20,16 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "cm/cm.h"
 #include "preload/nl.h"
 
+/* A dev_t as the kernel's huge_encode_dev encodes it. */
+#define NL_CDEV(major, minor) (((minor) & 0xffu) | ((major) << 8) | (((minor) & ~0xffu) << 12))
 /* The null device the node /dev/infiniband/uverbsN stands for (1:3, see
- * device/registry.h), as the kernel's huge_encode_dev encodes a dev_t. */
-#define NL_UVERBS_CDEV ((3u & 0xff) | (1u << 8))
+ * device/registry.h). */
+#define NL_UVERBS_CDEV NL_CDEV(1u, 3u)
+/* The UCMA ABI that cm/ucma_cmd.c speaks (the kernel's RDMA_USER_CM_ABI_VERSION). */
+#define NL_UCMA_ABI 4
 
 /* One device's messages for command C; 0 or -errno. */
 typedef int (*nl_dev_fn)(struct nl_out *o, const struct nl_req *r, const struct nl_dev *d);
@@ -91,6 +96,31 @@ static int chardev(struct nl_out *o, const struct nl_req *r, const struct nl_dev
 	nlb_u64(&b, RDMA_NLDEV_ATTR_CHARDEV, NL_UVERBS_CDEV);
 	nlb_u64(&b, RDMA_NLDEV_ATTR_CHARDEV_ABI, d->abi);
 	nlb_str(&b, RDMA_NLDEV_ATTR_CHARDEV_NAME, name);
+	return nl_out_add(o, &b);
+}
+
+/* The rdma_cm device, asked for without a device index: where uroce has
+ * devices, the process's /dev/infiniband/rdma_cm is uroce's (preload_cm.c),
+ * so the answer is the number its fstat gives.  librdmacm asks before it
+ * lists devices (ucma_init), that is before the provider is loaded, and
+ * then opens the path and refuses a file whose st_rdev differs; the
+ * kernel's answer (rdma_ucm's misc minor, loaded on demand by the request
+ * itself) would make it refuse ours (docs/netlink.md). */
+static int is_rdma_cm(const struct nl_req *r)
+{
+	const char *type = nl_attr_str(r->tb[RDMA_NLDEV_ATTR_CHARDEV_TYPE]);
+
+	return r->cmd == RDMA_NLDEV_CMD_GET_CHARDEV && type && !strcmp(type, "rdma_cm");
+}
+
+static int rdma_cm_chardev(struct nl_out *o)
+{
+	struct nlb b;
+
+	nl_out_start(o, &b, RDMA_NLDEV_CMD_GET_CHARDEV, 0);
+	nlb_u64(&b, RDMA_NLDEV_ATTR_CHARDEV, NL_CDEV(UROCE_RDMA_CM_MAJOR, UROCE_RDMA_CM_MINOR));
+	nlb_u64(&b, RDMA_NLDEV_ATTR_CHARDEV_ABI, NL_UCMA_ABI);
+	nlb_str(&b, RDMA_NLDEV_ATTR_CHARDEV_NAME, "rdma_cm");
 	return nl_out_add(o, &b);
 }
 
@@ -167,6 +197,8 @@ static int answer(struct nl_out *o, const struct nl_req *r, int kernel)
 	d = target(r, devs, n, &named);
 	if (d) /* one of ours */
 		return c ? c->fn(o, r, d) : -EOPNOTSUPP;
+	if (!named && n > 0 && is_rdma_cm(r))
+		return rdma_cm_chardev(o);
 	if (kernel && (named || !c || !r->dump)) /* the kernel's alone */
 		return nl_kernel_ask(r->h, o);
 	if (named)
