@@ -9,8 +9,9 @@
  *               (netdev.c)
  *   qpn.h       the device-wide QPN table in shared memory (qpn.c)
  *   port_owner.h who holds a UDP port uroce needs (port_owner.c)
- * The counters (stats.c) are declared with their shared-memory layout,
- * which the uroce command reads too, in <uroce/stats.h>.
+ *   stats.h     the counters' record files (stats.c); their shared-memory
+ *               layout, which the uroce command reads too, is the binary
+ *               interface <uroce/stats.h>
  */
 #ifndef UROCE_DEVICE_H
 #define UROCE_DEVICE_H
@@ -19,5 +20,6 @@
 #include "device/port_owner.h"
 #include "device/qpn.h"
 #include "device/registry.h"
+#include "device/stats.h"
 
 #endif

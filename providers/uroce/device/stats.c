@@ -12,7 +12,7 @@
  * are never seen twice or not at all.
  *
  * Compiled into the provider and (with UROCE_STATS_NO_ENGINE) into the
- * uroce command, which uses the functions declared in <uroce/stats.h>.
+ * uroce command, which uses the functions declared in device/stats.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include <uroce/stats.h>
+#include "device/stats.h"
 
 #include "device/registry.h"
 #include "knob/knob.h"
