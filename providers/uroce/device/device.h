@@ -12,6 +12,7 @@
  *   stats.h     the counters' record files (stats.c); their shared-memory
  *               layout, which the uroce command reads too, is the binary
  *               interface <uroce/stats.h>
+ *   res.h       the objects each process holds, for `rdma resource` (res.c)
  */
 #ifndef UROCE_DEVICE_H
 #define UROCE_DEVICE_H
@@ -20,6 +21,7 @@
 #include "device/port_owner.h"
 #include "device/qpn.h"
 #include "device/registry.h"
+#include "device/res.h"
 #include "device/stats.h"
 
 #endif

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -471,4 +472,15 @@ uint64_t uroce_proc_starttime(pid_t pid)
 	if (p)
 		sscanf(p, "%llu", &st);
 	return st;
+}
+
+bool uroce_proc_alive(pid_t pid, uint64_t starttime)
+{
+	uint64_t now;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return false;
+	now = uroce_proc_starttime(pid);
+	/* /proc hidden (hidepid) but kill() says it exists: believe it. */
+	return now == 0 || now == starttime;
 }

@@ -16,6 +16,7 @@
 #define UROCE_REGISTRY_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <net/if.h>
@@ -110,5 +111,8 @@ int uroce_read_file(const char *path, char *buf, size_t len);
 /* Start time of PID in clock ticks since boot (field 22 of /proc/PID/stat),
  * which tells a PID's reuse apart; 0 if unreadable. */
 uint64_t uroce_proc_starttime(pid_t pid);
+/* Is the process PID that started at STARTTIME still running (not gone,
+ * its number not reused)? */
+bool uroce_proc_alive(pid_t pid, uint64_t starttime);
 
 #endif

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,18 +47,6 @@ const char *uroce_stat_name(enum uroce_stat e)
 	};
 
 	return (unsigned)e < UROCE_STAT_COUNT ? names[e] : "unknown";
-}
-
-/* Is the writer of a record with PID and start time ST still running? */
-static bool writer_alive(int32_t pid, uint64_t st)
-{
-	uint64_t now;
-
-	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
-		return false;
-	now = uroce_proc_starttime(pid);
-	/* /proc hidden (hidepid) but kill() says it exists: believe it. */
-	return now == 0 || now == st;
 }
 
 int uroce_stats_dir(char *buf, size_t len, const char *nsdir, const char *dev)
@@ -264,7 +251,7 @@ static void fold_dead(int dirfd, const char *dev)
 			continue;
 		snapshot(m, &r);
 		munmap(m, len);
-		if (writer_alive(r.pid, r.starttime))
+		if (uroce_proc_alive(r.pid, r.starttime))
 			continue;
 		if (mine < 0 && (mine = open_retired_mine(dirfd)) < 0)
 			break;
@@ -303,7 +290,7 @@ static void sum_all(int dirfd, const char *dev, uint64_t total[UROCE_STAT_COUNT]
 		} else if (is_record(e->d_name) && (m = map_record(dirfd, e->d_name, &len))) {
 			snapshot(m, &r);
 			munmap(m, len);
-			alive = writer_alive(r.pid, r.starttime);
+			alive = uroce_proc_alive(r.pid, r.starttime);
 		} else {
 			continue;
 		}

@@ -19,6 +19,7 @@
 
 struct uroce_engine;
 struct uroce_monitor;
+struct uroce_res;
 
 /* Limits reported by query_device; every create/reg verb enforces them. */
 enum {
@@ -60,12 +61,14 @@ struct uroce_context {
 	struct uroce_engine *engine;  /* protocol engine, started by the first QP */
 	struct uroce_monitor *monitor; /* netdev/registry watcher (verbs/monitor.c) */
 	struct uroce_evobj *zombies;  /* destroyed objects an unacked event still names (evobj.h) */
+	struct uroce_res *res;        /* its objects for `rdma resource` (device/res.h), or NULL */
 };
 
 struct uroce_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
 	atomic_int users;             /* MRs, QPs, AHs, SRQs: dealloc_pd is EBUSY while > 0 */
+	unsigned int res_slot;        /* its entry in ctx->res (verbs/restrack.c), 0: none */
 	/* A parent domain (ibv_alloc_parent_domain(3), pd.c): objects made
 	 * with it are protected by PROTECTION, and their ring buffers come
 	 * from its allocator.  NULL for a plain PD. */
@@ -102,6 +105,8 @@ struct uroce_mr {
 	uint64_t length;
 	int access;
 	atomic_int mw_binds;          /* MWs bound to it: dereg/rereg are EBUSY while > 0 */
+	unsigned int res_slot;        /* its entry in the context's res table, 0: none */
+	uint32_t res_id;              /* its MRN there */
 };
 
 /*
@@ -160,6 +165,8 @@ struct uroce_cq {
 	struct ibv_pd *parent;        /* the parent domain whose allocator gives the ring, or NULL */
 	bool custom_ring;             /* ring is from that allocator */
 	struct uroce_cqe cur;         /* the entry ibv_start_poll/next_poll took */
+	unsigned int res_slot;        /* its entry in the context's res table, 0: none */
+	uint32_t res_id;              /* its CQN there (a QP's entry names it) */
 };
 
 static inline struct uroce_device *to_udev(struct ibv_device *d)

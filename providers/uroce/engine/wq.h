@@ -231,6 +231,7 @@ struct uroce_qp {
 	 * completer: engine_int.h), opaque outside engine/; NULL until
 	 * uroce_engine_qp_create. */
 	struct uroce_qp_eng *engine;
+	unsigned int res_slot;       /* its entry in ctx->res (verbs/restrack.c), 0: none */
 };
 
 /* The reliable connected service: RC, and XRC, whose two halves (the send

@@ -60,6 +60,7 @@ struct uroce_cq *uroce_cq_alloc(struct ibv_context *context, int cqe,
 	uroce_evobj_init(&cq->ev, cq, &cq->vcq.cq.mutex, &cq->vcq.cq.comp_events_completed,
 			 &cq->vcq.cq.async_events_completed);
 	cq->vcq.cq.cqe = size - 1; /* the actual capacity, >= the request */
+	cq->res_id = uroce_track(to_uctx(context), UROCE_RES_CQ, cq, &cq->res_slot);
 	return cq;
 nomem:
 	free(cq);
@@ -84,6 +85,7 @@ int uroce_destroy_cq(struct ibv_cq *ibcq)
 	if (atomic_load(&cq->users) > 0)
 		return EBUSY; /* still the CQ of a QP */
 	uroce_cq_channel_detach(cq);
+	uroce_untrack(to_uctx(ibcq->context), UROCE_RES_CQ, &cq->res_slot);
 	pthread_spin_destroy(&cq->lock);
 	ring_free(cq, cq->ring, cq->custom_ring);
 	uroce_evobj_release(to_uctx(ibcq->context), &cq->ev);

@@ -102,6 +102,7 @@ struct ibv_mr *uroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->vmr.mr_type = PABI_MR_TYPE_MR;
 	mr->vmr.access = access;
 	atomic_fetch_add(&mr->pd->users, 1);
+	mr->res_id = uroce_track(ctx, UROCE_RES_MR, mr, &mr->res_slot);
 	return &mr->vmr.ibv_mr;
 }
 
@@ -115,6 +116,7 @@ int uroce_dereg_mr(struct verbs_mr *vmr)
 		return EBUSY;
 	if (uroce_keytab_remove(&ctx->mr_keys, vmr->ibv_mr.lkey))
 		return EINVAL;
+	uroce_untrack(ctx, UROCE_RES_MR, &mr->res_slot);
 	atomic_fetch_sub(&mr->pd->users, 1);
 	free(mr);
 	return 0;
@@ -172,6 +174,7 @@ int uroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
 		mr->pd = new_pd;
 	}
 	pthread_rwlock_unlock(&ctx->mr_keys.lock);
+	uroce_track_update(ctx, UROCE_RES_MR, mr, mr->res_slot);
 	return 0;
 }
 

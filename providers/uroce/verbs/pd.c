@@ -34,6 +34,7 @@ struct ibv_pd *uroce_alloc_pd(struct ibv_context *context)
 	pthread_mutex_unlock(&ctx->lock);
 	pd->ibv_pd.handle = pd->pdn;
 	atomic_init(&pd->users, 0);
+	uroce_track(ctx, UROCE_RES_PD, pd, &pd->res_slot);
 	return &pd->ibv_pd;
 }
 
@@ -51,6 +52,8 @@ int uroce_dealloc_pd(struct ibv_pd *ibpd)
 		return EBUSY;
 	if (pd->protection)
 		atomic_fetch_sub(&pd->protection->users, 1);
+	else
+		uroce_untrack(to_uctx(ibpd->context), UROCE_RES_PD, &pd->res_slot);
 	free(pd);
 	return 0;
 }

@@ -194,6 +194,7 @@ static struct verbs_context *uroce_alloc_context(struct ibv_device *ibdev,
 	if (uroce_keytab_init(&ctx->mr_keys))
 		goto err;
 	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->res = uroce_res_open(ibdev->name);
 	ctx->vctx.context.num_comp_vectors = UROCE_NUM_COMP_VECTORS;
 	refresh_tree(ibdev, ctx);
 	check_preload();
@@ -224,6 +225,7 @@ static void uroce_free_context(struct ibv_context *ibctx)
 	uroce_engine_put(ctx->engine);
 	uroce_evobj_zombies_free(ctx);
 	uroce_keytab_destroy(&ctx->mr_keys);
+	uroce_res_close(ctx->res);
 	pthread_mutex_destroy(&ctx->lock);
 	if (ctx->async_wr_fd >= 0)
 		close(ctx->async_wr_fd);

@@ -225,6 +225,7 @@ static struct ibv_qp *create_qp(struct ibv_context *context, struct ibv_qp_init_
 		goto fail;
 	q->handle = q->qp_num;
 	hold(qp, 1);
+	uroce_track(ctx, UROCE_RES_QP, qp, &qp->res_slot);
 	return q;
 fail:
 	ring_free(&qp->sq, ia->pd);
@@ -301,6 +302,7 @@ int uroce_destroy_qp(struct ibv_qp *ibqp)
 	if (uroce_mcast_attached(qp))
 		return EBUSY;
 	uroce_engine_qp_destroy(qp);
+	uroce_untrack(ctx, UROCE_RES_QP, &qp->res_slot);
 	/* Programs poll on after closing an endpoint, and libfabric's ofi_rxm
 	 * reposts the receive of each completion it flushes then to the
 	 * endpoint it names, which no longer exists (docs/cm.md).  The engine

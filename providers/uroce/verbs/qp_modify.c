@@ -309,6 +309,7 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	}
 	UROCE_TRACE(uroce_trace_modify(qp, old, attr, mask));
 	uroce_engine_qp_modified(qp, old, mask);
+	uroce_track_update(qp->ctx, UROCE_RES_QP, qp, qp->res_slot);
 	pthread_mutex_unlock(&qp->lock);
 	pthread_mutex_unlock(&qp->post_lock);
 	/* A QP reused after Reset never meets the flushes of its previous life. */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "device/device.h"
 #include "engine/engine.h"
 
 /* cq.c: append a completion; -ENOSPC on overrun (the CQ goes to error).
@@ -43,6 +44,15 @@ int uroce_query_device_ex(struct ibv_context *context,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
 int uroce_query_port(struct ibv_context *context, uint8_t port_num,
 		     struct ibv_port_attr *attr);
+
+/* restrack.c: the context's table for `rdma resource` (device/res.h).
+ * Track gives OBJ (of KIND) an entry, *SLOT, and returns its id there;
+ * update rewrites it; untrack removes it (a slot of 0: counted only). */
+uint32_t uroce_track(struct uroce_context *ctx, enum uroce_res_kind kind, const void *obj,
+		     unsigned int *slot);
+void uroce_track_update(struct uroce_context *ctx, enum uroce_res_kind kind, const void *obj,
+			unsigned int slot);
+void uroce_untrack(struct uroce_context *ctx, enum uroce_res_kind kind, unsigned int *slot);
 
 /* pd.c */
 struct ibv_pd *uroce_alloc_pd(struct ibv_context *context);
