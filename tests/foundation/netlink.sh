@@ -73,6 +73,42 @@ assert len(s) == 1 and s[0]["port"] == 1 and s[0]["rx_packets"] > 0, s
 ' || fail "rdma statistic show -j"
 pass "rdma statistic show: tx_packets $before -> $after after a pingpong, as uroce stat"
 
+# rdma resource: a running ibv_rc_pingpong pair's objects, as the
+# processes' tables in shared memory list them (device/res.h).  stdbuf:
+# the pingpongs print their QPNs before the run, not at its end.
+res_log=$(mktemp /tmp/uroce-res.XXXXXX)
+on_exit "rm -f '$res_log' '$res_log.c'"
+res_port=$((PAIR_PORT + 100))
+timeout 120 "$UROCE" run stdbuf -oL ibv_rc_pingpong -d nl0 -g $GID -p $res_port -n 100000000 \
+	>"$res_log" 2>&1 &
+res_srv=$!
+stop_at_exit $res_srv
+wait_listen $res_port $res_srv 60 || fail "rdma resource: the pingpong server did not start"
+timeout 120 "$UROCE" run stdbuf -oL ibv_rc_pingpong -d nl0 -g $GID -p $res_port -n 100000000 \
+	127.0.0.1 >"$res_log.c" 2>&1 &
+res_cli=$!
+stop_at_exit $res_cli
+both_rts() {
+	[ "$("$UROCE" run rdma resource show qp link nl0/1 | grep -c ' state RTS ')" = 2 ]
+}
+wait_until 30 both_rts || { "$UROCE" run rdma resource show qp; fail "rdma resource show qp: not two QPs in RTS"; }
+"$UROCE" run rdma resource show | tee /dev/stderr |
+	grep -Eq "^$((0x40000000 + n)): nl0: pd 2 cq 2 qp 2 mr 2\s*\$" || fail "rdma resource show"
+qpn_of() { sed -n 's/.*local address: .*QPN \(0x[0-9a-f]*\).*/\1/p' "$1"; }
+"$UROCE" run rdma resource show -j qp | /usr/bin/python3 "$here/netlink_check.py" --res-qp nl0 \
+	$res_srv $res_cli "$(qpn_of "$res_log")" "$(qpn_of "$res_log.c")" || fail "rdma resource show qp -j"
+for what in cq mr pd; do
+	"$UROCE" run rdma resource show -j $what | /usr/bin/python3 "$here/netlink_check.py" \
+		--res-$what nl0 $res_srv $res_cli || fail "rdma resource show $what -j"
+done
+"$UROCE" run rdma resource show qp link nl0/1 | tee /dev/stderr | grep -q "type RC state RTS" ||
+	fail "rdma resource show qp"
+kill $res_cli $res_srv 2>/dev/null
+wait $res_cli $res_srv 2>/dev/null || true
+"$UROCE" run rdma resource show nl0 | grep -Eq ": nl0: pd 0 cq 0 qp 0 mr 0\s*\$" ||
+	fail "rdma resource show: the pingpongs' objects outlive them"
+pass "rdma resource show (qp, cq, mr, pd): a pingpong pair's objects, gone with them"
+
 # Requests by hand: errors, bad input.
 "$UROCE" run /usr/bin/python3 "$here/netlink_check.py" nl0 "$n" || fail "netlink_check.py"
 

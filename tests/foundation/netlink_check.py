@@ -4,8 +4,14 @@ requests made by hand on a NETLINK_RDMA socket, answers decoded here.
 
 usage: netlink_check.py DEVICE UVERBS_N
 Checks the device dump, the uverbs character device, errors for what is
-not ours or not offered, and that bad requests get an error, not a hang."""
+not ours or not offered, and that bad requests get an error, not a hang.
+
+usage: netlink_check.py --res-{qp,cq,mr,pd} DEVICE PID_A PID_B [QPN_A QPN_B]
+Checks `rdma resource show -j KIND` (on stdin) against a connected
+ibv_rc_pingpong pair of processes PID_A and PID_B on DEVICE: one object of
+the kind each; QPs of the QPNs they print, each the other's remote QPN."""
 import errno
+import json
 import socket
 import struct
 import sys
@@ -87,7 +93,48 @@ def text(a):
     return a.rstrip(b'\0').decode()
 
 
+def descendant(pid, ancestor):
+    """PID is ANCESTOR or runs under it (timeout, uroce run, stdbuf exec)."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        with open('/proc/%d/stat' % pid) as f:
+            pid = int(f.read().rsplit(')', 1)[1].split()[1])
+    return False
+
+
+def check_res(kind, dev, ancestors, qpns):
+    rows = [r for r in json.load(sys.stdin) if r['ifname'] == dev]
+    owners = []
+    for a in ancestors:
+        mine = [r for r in rows if descendant(r['pid'], a)]
+        if len(mine) != 1:
+            fail('%s: process %d owns %d %ss: %s' % (dev, a, len(mine), kind, rows))
+        owners.append(mine[0])
+    if len(rows) != 2:
+        fail('%s: %d %ss listed, not the pair\'s 2: %s' % (dev, len(rows), kind, rows))
+    if kind == 'qp':
+        a, b = owners
+        for r in owners:
+            if (r['type'], r['state'], r['port']) != ('RC', 'RTS', 1) or r['pdn'] < 1:
+                fail('QP %s' % r)
+        if qpns and [r['lqpn'] for r in owners] != [int(q, 16) for q in qpns]:
+            fail('QPNs %s, the pingpongs say %s' % ([r['lqpn'] for r in owners], qpns))
+        if a['rqpn'] != b['lqpn'] or b['rqpn'] != a['lqpn']:
+            fail('remote QPNs do not pair: %s' % owners)
+    if kind == 'cq' and any(r['users'] != 1 or r['cqe'] < 1 for r in owners):
+        fail('CQs: %s' % owners)
+    if kind == 'mr' and any(r['mrlen'] < 4096 or r['pdn'] < 1 for r in owners):
+        fail('MRs: %s' % owners)
+    if kind == 'pd' and any(r['users'] != 2 for r in owners):  # its QP and its MR
+        fail('PDs: %s' % owners)
+    print('ok: rdma resource show %s: %s' % (kind, owners))
+
+
 def main():
+    if sys.argv[1].startswith('--res-'):
+        check_res(sys.argv[1][6:], sys.argv[2], [int(p) for p in sys.argv[3:5]], sys.argv[5:7])
+        return
     dev, uverbs = sys.argv[1], int(sys.argv[2])
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_RDMA)
     s.bind((0, 0))

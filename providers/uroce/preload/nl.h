@@ -8,6 +8,7 @@
  *   nl_answer.c  the command table: what each request is answered with
  *   nl_kernel.c  the kernel's part of an answer, where it has RDMA
  *   nl_stat.c    `rdma statistic`: the devices' counters
+ *   nl_res.c     `rdma resource`: the objects of the devices' processes
  *
  * An emulated socket is an AF_UNIX datagram socket connected to itself:
  * an answer is written to it when the request is sent, so the program's
@@ -124,5 +125,10 @@ int nl_kernel_has_rdma(void);
 
 /* One device's counters for RDMA_NLDEV_CMD_STAT_GET (nl_stat.c). */
 int nl_stat_port(struct nl_out *o, const struct nl_req *r, const struct nl_dev *d);
+
+/* `rdma resource` of one device (nl_res.c): the summary (RES_GET), and
+ * the objects of RES_{QP,CQ,MR,PD}_GET. */
+int nl_res_summary(struct nl_out *o, const struct nl_req *r, const struct nl_dev *d);
+int nl_res_list(struct nl_out *o, const struct nl_req *r, const struct nl_dev *d);
 
 #endif

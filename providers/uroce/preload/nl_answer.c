@@ -133,6 +133,11 @@ static const struct nl_cmd {
 	{ RDMA_NLDEV_CMD_PORT_GET, port_info, 1 },
 	{ RDMA_NLDEV_CMD_GET_CHARDEV, chardev, 0 },
 	{ RDMA_NLDEV_CMD_STAT_GET, nl_stat_port, 1 },
+	{ RDMA_NLDEV_CMD_RES_GET, nl_res_summary, 1 },
+	{ RDMA_NLDEV_CMD_RES_QP_GET, nl_res_list, 1 },
+	{ RDMA_NLDEV_CMD_RES_CQ_GET, nl_res_list, 1 },
+	{ RDMA_NLDEV_CMD_RES_MR_GET, nl_res_list, 1 },
+	{ RDMA_NLDEV_CMD_RES_PD_GET, nl_res_list, 1 },
 };
 
 static const struct nl_cmd *find_cmd(int cmd)
