@@ -86,3 +86,32 @@ SK_FAILED=()
 sk_done() {
 	[ ${#SK_FAILED[@]} = 0 ] || fail "${#SK_FAILED[@]} case(s) failed: ${SK_FAILED[*]}"
 }
+
+# sk_pair WHAT SETUP SERVER CLIENT [CHECK]: case WHAT runs, in guest $SK_G
+# after the shell lines SETUP, SERVER in the background and CLIENT (tried
+# again, a second apart, while the server is up and the client fails: it
+# may not listen yet).  Both must exit 0 and print no error, and CHECK
+# (guest shell, on /tmp/s.out and /tmp/c.out) must hold.  SK_IN, if set,
+# goes before each (ip netns exec NS: busybox's timeout would run its own
+# ip applet).
+sk_pair() {
+	sk_check "$1" "cd /tmp
+$2
+${SK_IN:-} timeout 120 $3 >s.out 2>&1 & s=\$!
+rc=1
+for i in \$(seq 30); do
+	${SK_IN:-} timeout 60 $4 >c.out 2>&1 && { rc=0; break; }
+	kill -0 \$s 2>/dev/null || break
+	sleep 1
+done
+wait \$s || rc=1
+cat s.out; tail -4 c.out
+[ \$rc = 0 ] && ! grep -Eiq 'error|fail|couldn|mismatch|invalid' s.out c.out && ${5:-:}"
+}
+
+# A guest shell line: g= the index of the GID ::ffff:127.0.0.1 of uroce
+# device $1, seen under prefix $2 (ip netns exec NS, or nothing).
+sk_lo_gid() {
+	echo "g=\$(${2:-} uroce run ibv_devinfo -v -d $1 | sed -n 's/.*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:127.0.0.1,.*/\1/p' | head -1)
+[ -n \"\$g\" ] || { echo 'no GID 127.0.0.1 on $1'; exit 1; }"
+}

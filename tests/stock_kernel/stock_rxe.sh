@@ -6,6 +6,9 @@
 #     line naming the kernel (rdma_rxe), and creates nothing;
 #   - rxe pins MRs: under ulimit -l 64 without CAP_IPC_LOCK it cannot
 #     register 1 MiB (what tests/foundation/memlock.sh does with 1 GiB);
+#   - in a second netns of the guest, a uroce device on lo: there, under
+#     uroce run, ibv_devices and rdma link show list it and rxe0,
+#     ibv_devinfo -d rxe0 works, ibv_rc_pingpong --chk runs over each;
 #   - live runs between uroce on the host and the guest's rxe, both ways,
 #     data checked: ibv_rc_pingpong --chk, ibv_ud_pingpong --chk, rping -V.
 . "$(dirname "$0")/lib.sh"
@@ -32,6 +35,25 @@ ctypes.CDLL(None).prctl(24, 14)   # PR_CAPBSET_DROP, CAP_IPC_LOCK
 os.execvp(\"sh\", [\"sh\", \"-c\", \"ulimit -l 64; exec ibv_rc_pingpong -d rxe0 -g $RXE_GID -s 1048576 -p 18601\"])
 " > /tmp/m.out 2>&1 && { cat /tmp/m.out; exit 1; }
 cat /tmp/m.out; grep -q "Couldn.t register MR" /tmp/m.out'
+
+# uroce beside rxe0 in the guest: in a second network namespace (rxe's
+# socket is the initial one's), whose processes see rxe0 too (the
+# kernel's netns mode "shared").
+N="ip netns exec un"
+sk_check "guest: uroce link add on lo of a second netns" \
+	"ip netns add un && ip -n un link set lo up && $N uroce link add su0 netdev lo"
+sk_check "guest (netns): uroce run ibv_devices and rdma link show list rxe0 and su0" "
+$N uroce run ibv_devices | tee d.out; $N uroce run rdma link show | tee l.out
+grep -qw rxe0 d.out && grep -qw su0 d.out && grep -q '^link rxe0/1 ' l.out && grep -q '^link su0/1 ' l.out"
+sk_check "guest (netns): uroce run ibv_devinfo -d rxe0" \
+	"$N uroce run ibv_devinfo -d rxe0 | tee i.out; grep -q PORT_ACTIVE i.out"
+SK_IN=$N
+P="uroce run ibv_rc_pingpong -d rxe0 -g \$RXE_GID -c -n 50 -s 4096 -p 18632"
+sk_pair "guest (netns): ibv_rc_pingpong --chk over rxe0 under uroce run" "" "$P" "$P 127.0.0.1"
+P="uroce run ibv_rc_pingpong -d su0 -g \$g -c -n 50 -s 4096 -p 18633"
+sk_pair "guest (netns): ibv_rc_pingpong --chk over su0 beside rxe0" "$(sk_lo_gid su0 "$N")" \
+	"$P" "$P 127.0.0.1"
+SK_IN=
 
 # Live runs: uroce on the host side of the bridge, rxe0 in the guest.
 ip netns exec $SK_NS "$UROCE" link add h0 netdev $RXEVM_BRIDGE
