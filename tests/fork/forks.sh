@@ -6,7 +6,10 @@
 #     every message checked, the client's disconnect reaches the server;
 #   - forksrv: a server forking a child per client, each child listening
 #     on a port of its own (issue 48, fault 3), 200 clients in a row with
-#     no REJECTED; with -P the parent used the CM itself before forking.
+#     no REJECTED; with -P the parent used the CM itself before forking;
+#   - forkxfer -D: the same, with each side's CM channel moved through
+#     dup, fcntl F_DUPFD_CLOEXEC, dup2 onto another rdma_cm fd and dup3,
+#     the fds it was on closed (the preload's dups, docs/preload.md).
 # Afterwards nothing of theirs is left in the namespaces.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../cm/lib.sh"
@@ -41,6 +44,12 @@ for w in lo veth; do
 		'forkxfer server: .* fine' 'forkxfer client: .* fine' \
 		-- "$FORKXFER" -s -p $port -- "$FORKXFER" -c $SRV_ADDR -p $port
 	grep -q 'forkxfer server: DISCONNECTED' "$CM_SRV_LOG" || fail "forkxfer $w: the server saw no DISCONNECTED"
+	port=$((port + 1))
+	run_pair "forkxfer -D $w" 'forkxfer server: listening' \
+		'forkxfer server: .* fine' 'forkxfer client: -D: CM channel moved' \
+		-- "$FORKXFER" -s -p $port -D -- "$FORKXFER" -c $SRV_ADDR -p $port -D
+	grep -q 'forkxfer server: DISCONNECTED' "$CM_SRV_LOG" || fail "forkxfer -D $w: the server saw no DISCONNECTED"
+	grep -q 'forkxfer client: .* fine' "$clog" || fail "forkxfer -D $w: the client did not finish"
 	modes="-P"
 	[ $w = lo ] && modes="none -P"
 	for m in $modes; do

@@ -15,9 +15,14 @@
  * and CM events (the client's disconnect, seen by the server) must keep
  * working, and every child must end as said.  Exit 0 only then.
  *
- *   forkxfer -s -p PORT [-n ROUNDS]    forkxfer -c ADDR -p PORT [-n ROUNDS]
+ * With -D, the CM channel's fd is first moved through dups (move_channel)
+ * and the fds it was on are closed: the connection must not notice.
+ *
+ *   forkxfer -s -p PORT [-n ROUNDS] [-D]    forkxfer -c ADDR -p PORT [-n ROUNDS] [-D]
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 #include <signal.h>
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +92,60 @@ static int touch_parents(struct rdma_cm_id *id, struct ibv_mr *mr, uint8_t *buf)
 	if ((r = ibv_destroy_qp(id->qp)) != EPERM)
 		bad_ones++, fprintf(stderr, "forkxfer %s child: ibv_destroy_qp: %d\n", side, r);
 	return bad_ones;
+}
+
+/*
+ * -D: ID's CM channel moves from its fd to dup(), to fcntl(F_DUPFD_CLOEXEC),
+ * to dup2() onto the fd of another rdma_cm file and to dup3(), and the
+ * fds it was on are closed, all but the last two.  As with the kernel's
+ * rdma_cm, a dup is the same open file: commands and events follow it,
+ * and the file dup2 replaced is released with its ids (its listener's
+ * port is free again).  Returns the dup3 copy, for the end (-D's last
+ * step: the channel goes on on it alone).
+ */
+static int move_channel(struct rdma_cm_id *id)
+{
+	struct rdma_event_channel *ch = id->channel, *other = rdma_create_event_channel();
+	struct sockaddr_in sin = *(struct sockaddr_in *)rdma_get_local_addr(id);
+	struct rdma_cm_id *lid, *again;
+	int orig = ch->fd, a, b, c, d;
+	struct stat st;
+
+	sin.sin_port = 0;
+	if (!other || rdma_create_id(other, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) || rdma_listen(lid, 1))
+		die("-D: a listener on a second rdma_cm file");
+	sin.sin_port = rdma_get_src_port(lid);
+	a = dup(orig);
+	b = fcntl(a, F_DUPFD_CLOEXEC, 64);
+	c = dup2(b, other->fd);
+	d = dup3(c, 200, O_CLOEXEC);
+	if (a < 0 || b < 64 || c != other->fd || d != 200)
+		die("-D: dup, fcntl F_DUPFD_CLOEXEC, dup2, dup3");
+	if (close(orig) || close(a) || close(b))
+		die("-D: close");
+	ch->fd = c;
+	if (fstat(d, &st) || !S_ISCHR(st.st_mode))
+		die("-D: fstat of a dup is not the character device's");
+	/* The other file's listener went with it: its port binds again. */
+	if (rdma_create_id(ch, &again, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(again, (struct sockaddr *)&sin) || rdma_destroy_id(again))
+		die("-D: the port of the file dup2 replaced");
+	printf("forkxfer %s: -D: CM channel moved from fd %d to %d and %d\n", side, orig, c, d);
+	return d;
+}
+
+/* -D, the end: the channel's last fd but D is closed, and D alone goes
+ * on; the server polls it for the client's disconnect. */
+static void channel_on(struct rdma_cm_id *id, int d, int server)
+{
+	struct pollfd p = { .fd = d, .events = POLLIN };
+
+	if (close(id->channel->fd))
+		die("-D: close");
+	id->channel->fd = d;
+	if (server && poll(&p, 1, 30000) != 1)
+		die("-D: poll of the last dup saw no event");
 }
 
 static pid_t spawn(int kind, struct rdma_cm_id *id, struct ibv_mr *mr, uint8_t *buf)
@@ -183,11 +243,12 @@ int main(int argc, char **argv)
 	struct rdma_cm_id *lid, *id;
 	struct rdma_cm_event *ev;
 	uint32_t rounds = 700;
-	int opt, server = 0, bad;
+	int opt, server = 0, dups = 0, last = -1, bad;
 
-	while ((opt = getopt(argc, argv, "sc:p:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:p:n:D")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
+		case 'D': dups = 1; break;
 		case 'c': addr = optarg; break;
 		case 'p': port = optarg; break;
 		case 'n': rounds = strtoul(optarg, NULL, 0); break;
@@ -214,7 +275,11 @@ int main(int argc, char **argv)
 	}
 	if (rdma_create_qp(id, NULL, &qa))
 		die("rdma_create_qp");
+	if (dups)
+		last = move_channel(id);
 	bad = run(id, server, rounds);
+	if (dups)
+		channel_on(id, last, server);
 	if (server) {
 		/* the client's disconnect, on the parent's CM channel */
 		if (rdma_get_cm_event(id->channel, &ev))

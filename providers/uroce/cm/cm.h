@@ -38,6 +38,11 @@ struct uroce_ucma_ops {
 	/* The file is closed: tear its ids down (ucma_close).  The caller
 	 * closes the fd itself afterwards. */
 	void (*close)(int fd);
+	/* NEWFD now refers to the same open file as OLDFD (dup, dup2, dup3,
+	 * fcntl F_DUPFD): commands on either run on that file, which lives
+	 * until its last fd is closed.  If NEWFD was an rdma_cm fd, the
+	 * caller has called close(NEWFD) first.  0, or -1 with errno. */
+	int (*dup)(int oldfd, int newfd);
 };
 
 /* In liburoce-preload.so; the provider calls it from its constructor. */

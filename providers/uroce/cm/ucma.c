@@ -25,12 +25,37 @@ pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ucma_file *files;
 static struct ucma_slots ids;    /* ids are unique in the process */
 
+/* Where FD stands in F's descriptors, or -1. */
+static int file_fd_index(const struct ucma_file *f, int fd)
+{
+	for (unsigned i = 0; i < f->nfds; i++)
+		if (f->fds[i] == fd)
+			return (int)i;
+	return -1;
+}
+
 struct ucma_file *ucma_file_find(int fd)
 {
 	for (struct ucma_file *f = files; f; f = f->next)
-		if (f->fd == fd)
+		if (file_fd_index(f, fd) >= 0)
 			return f;
 	return NULL;
+}
+
+/* FD is one more descriptor of F: 0, or -ENOMEM. */
+static int file_fd_add(struct ucma_file *f, int fd)
+{
+	if (f->nfds == f->fds_cap) {
+		unsigned cap = f->fds_cap ? 2 * f->fds_cap : 2;
+		int *p = realloc(f->fds, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		f->fds = p;
+		f->fds_cap = cap;
+	}
+	f->fds[f->nfds++] = fd;
+	return 0;
 }
 
 /* ---- handles ------------------------------------------------------------- */
@@ -241,17 +266,17 @@ static int ucma_open(int flags)
 		return -1;
 	}
 	f->efd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (f->efd < 0 || conn_start()) {
+	if (f->efd < 0 || file_fd_add(f, fd) || conn_start()) {
 		int err = errno;
 
 		if (f->efd >= 0)
 			close(f->efd);
 		close(fd);
+		free(f->fds);
 		free(f);
-		errno = err;
+		errno = err ? err : ENOMEM;
 		return -1;
 	}
-	f->fd = fd;
 	f->tail = &f->head;
 	pthread_mutex_lock(&ucma_lock);
 	f->next = files;
@@ -277,6 +302,7 @@ static void file_free(struct ucma_file *f)
 	if (!f)
 		return;
 	close(f->efd);
+	free(f->fds);
 	free(f);
 }
 
@@ -341,25 +367,53 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 	return (ssize_t)len;
 }
 
-/* close() of the application's fd.  A command still running on the file
- * (a GET_EVENT blocked in another thread) keeps it, as the kernel's file
- * stays open while a system call uses it: that command ends normally and
- * the last user releases the file.  The fd number is free at once. */
+/* NEWFD is a dup of OLDFD (dup, dup2, dup3, F_DUPFD): one more
+ * descriptor of the same file, as the kernel's dup takes a reference on
+ * the open file.  The caller has already let go of whatever NEWFD was
+ * (ucma_close). */
+static int ucma_dup(int oldfd, int newfd)
+{
+	struct ucma_file *f;
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&ucma_lock);
+	f = ucma_file_find(oldfd);
+	if (f)
+		ret = file_fd_add(f, newfd);
+	pthread_mutex_unlock(&ucma_lock);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* close() of one of the application's fds.  The file goes with its last
+ * descriptor.  A command still running on it (a GET_EVENT blocked in
+ * another thread) keeps it, as the kernel's file stays open while a
+ * system call uses it: that command ends normally and the last user
+ * releases the file.  The fd number is free at once. */
 static void ucma_close(int fd)
 {
 	struct ucma_file *f, **pp;
+	int i = -1;
 
 	pthread_mutex_lock(&ucma_lock);
-	for (pp = &files; *pp && (*pp)->fd != fd; pp = &(*pp)->next)
+	for (pp = &files; *pp && (i = file_fd_index(*pp, fd)) < 0; pp = &(*pp)->next)
 		;
 	f = *pp;
 	if (f) {
-		*pp = f->next;
-		if (f->users) {
-			f->closed = true;
+		f->fds[i] = f->fds[--f->nfds];
+		if (f->nfds) {
 			f = NULL;
 		} else {
-			file_release(f);
+			*pp = f->next;
+			if (f->users) {
+				f->closed = true;
+				f = NULL;
+			} else {
+				file_release(f);
+			}
 		}
 	}
 	pthread_mutex_unlock(&ucma_lock);
@@ -371,6 +425,7 @@ static const struct uroce_ucma_ops ops = {
 	.open = ucma_open,
 	.write = ucma_write,
 	.close = ucma_close,
+	.dup = ucma_dup,
 };
 
 /* A forked child keeps nothing of its parent's CM (docs/fork.md).  The

@@ -81,10 +81,15 @@ struct ucma_event {
 
 struct ucma_file {
 	struct ucma_file *next;
-	int fd;                      /* the application's: an eventfd whose count = queued events */
+	/* The application's descriptors of the file, as the kernel's open
+	 * file has several: the one open gave (an eventfd whose count =
+	 * queued events) and its dups.  The file lives until the last one
+	 * is closed (ucma_close). */
+	int *fds;
+	unsigned nfds, fds_cap;
 	int efd;                     /* our own descriptor of that eventfd (see ucma_close) */
 	int users;                   /* commands running on the file (GET_EVENT may block) */
-	bool closed;                 /* the application closed fd while users > 0 */
+	bool closed;                 /* the application closed its last fd while users > 0 */
 	struct ucma_event *head, **tail;
 };
 
@@ -151,6 +156,7 @@ struct ucma_event *ucma_event_queue(struct ucma_ctx *ctx, uint32_t event, int32_
 int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out);
 /* Drop MC's events not yet taken (LEAVE_MCAST: ucma_cleanup_mc_events). */
 void ucma_event_drop_mc(struct ucma_mcast *mc);
+/* The file FD is a descriptor of (lock held), or NULL. */
 struct ucma_file *ucma_file_find(int fd);
 uint64_t uroce_cm_now_ns(void);
 int ucma_ctx_migrate(struct ucma_ctx *ctx, struct ucma_file *to);

@@ -8,8 +8,10 @@
  * We answer them: opening the path gives an fd of the provider's UCMA
  * layer (an eventfd, so poll/epoll/O_NONBLOCK work natively), fstat on it
  * says "character device", write() runs the command, close() tears the
- * file's ids down.  Every other call goes to the next definition
- * (dlsym RTLD_NEXT), untouched.
+ * file's ids down.  A dup of such an fd (dup, dup2, dup3, fcntl
+ * F_DUPFD) is one more descriptor of the same file, and close_range()
+ * closes what it closes, as with the kernel's file.  Every other call
+ * goes to the next definition (dlsym RTLD_NEXT), untouched.
  */
 /* We define open and open64 (fstat and fstat64) separately: no renaming. */
 #undef _FILE_OFFSET_BITS
@@ -20,6 +22,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -74,6 +77,31 @@ static int is_cm_path(const char *path)
 	return path && atomic_load(&ucma) && !strcmp(path, UROCE_RDMA_CM_PATH);
 }
 
+/* FD is an rdma_cm fd of KIND now. */
+static void cm_mark(int fd, int kind)
+{
+	int max = atomic_load(&cm_fd_max);
+
+	atomic_store(&cm_fd[fd], kind);
+	while (fd > max && !atomic_compare_exchange_weak(&cm_fd_max, &max, fd))
+		;
+}
+
+/* FD, an rdma_cm fd, is closed (or about to be, or replaced by a dup2):
+ * it is no longer ours, and the UCMA layer lets go of it (the file goes
+ * with its last fd).  An inherited one was never the child's to tear
+ * down. */
+static void cm_forget(int fd)
+{
+	int kind = atomic_load_explicit(&cm_fd[fd], memory_order_relaxed);
+
+	if (!kind)
+		return;
+	atomic_store(&cm_fd[fd], CM_NOT);
+	if (kind == CM_OURS)
+		atomic_load(&ucma)->close(fd);
+}
+
 static int cm_open(int flags)
 {
 	const struct uroce_ucma_ops *ops = atomic_load(&ucma);
@@ -85,13 +113,8 @@ static int cm_open(int flags)
 		errno = EMFILE;
 		return -1;
 	}
-	if (fd >= 0) {
-		int max = atomic_load(&cm_fd_max);
-
-		atomic_store(&cm_fd[fd], CM_OURS);
-		while (fd > max && !atomic_compare_exchange_weak(&cm_fd_max, &max, fd))
-			;
-	}
+	if (fd >= 0)
+		cm_mark(fd, CM_OURS);
 	return fd;
 }
 
@@ -220,13 +243,121 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 
 EXPORT int close(int fd)
 {
-	int kind = is_cm_fd(fd);
-
 	uroce_nl_forget(fd);
-	if (kind) {
-		atomic_store(&cm_fd[fd], CM_NOT);
-		if (kind == CM_OURS)
-			atomic_load(&ucma)->close(fd);
-	}
+	if (is_cm_fd(fd))
+		cm_forget(fd);
 	return NEXT(int (*)(int), "close")(fd);
+}
+
+/*
+ * Dups.  The next definition makes the descriptor (libc's, or another
+ * preload's: rsockets' dup2 closes an rsocket NEWFD itself, through
+ * close() above); then, if OLDFD was an rdma_cm fd, NEWFD is one more
+ * descriptor of its file.  dup2/dup3 onto an rdma_cm fd first lets go of
+ * that one, as the kernel closes NEWFD.  No lock of ours is held across
+ * the next call.
+ */
+
+/* RET, the new fd of a dup of OLDFD (of KIND), is tracked: RET, or -1
+ * (then RET is closed) if it cannot be. */
+static int cm_dup_done(int oldfd, int kind, int ret)
+{
+	if (ret < 0 || !kind)
+		return ret;
+	if (ret >= MAX_TRACKED_FD ||
+	    (kind == CM_OURS && atomic_load(&ucma)->dup(oldfd, ret))) {
+		int err = ret >= MAX_TRACKED_FD ? EMFILE : errno;
+
+		NEXT(int (*)(int), "close")(ret);
+		errno = err;
+		return -1;
+	}
+	cm_mark(ret, kind);
+	return ret;
+}
+
+/* NEWFD, which dup2/dup3 just made (RET == NEWFD) a copy of OLDFD: what
+ * it was before is let go of. */
+static void dup_replaced(int oldfd, int newfd, int ret)
+{
+	if (ret != newfd || oldfd == newfd)
+		return;
+	uroce_nl_forget(newfd);
+	if (is_cm_fd(newfd))
+		cm_forget(newfd);
+}
+
+EXPORT int dup(int oldfd)
+{
+	int kind = is_cm_fd(oldfd);
+
+	return cm_dup_done(oldfd, kind, NEXT(int (*)(int), "dup")(oldfd));
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	int kind = is_cm_fd(oldfd);
+	int ret = NEXT(int (*)(int, int), "dup2")(oldfd, newfd);
+
+	if (oldfd == newfd)
+		return ret;
+	dup_replaced(oldfd, newfd, ret);
+	return cm_dup_done(oldfd, kind, ret);
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	int kind = is_cm_fd(oldfd);
+	int ret = NEXT(int (*)(int, int, int), "dup3")(oldfd, newfd, flags);
+
+	dup_replaced(oldfd, newfd, ret);
+	return cm_dup_done(oldfd, kind, ret);
+}
+
+/* fcntl's third argument is an int or a pointer; passed on as a pointer,
+ * as glibc's own fcntl reads it. */
+#define FCNTL_WRAPPER(name)                                                        \
+	EXPORT int name(int fd, int cmd, ...)                                      \
+	{                                                                          \
+		int kind = (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) ? is_cm_fd(fd) : 0; \
+		va_list ap;                                                        \
+		void *arg;                                                         \
+                                                                                   \
+		va_start(ap, cmd);                                                 \
+		arg = va_arg(ap, void *);                                          \
+		va_end(ap);                                                        \
+		return cm_dup_done(fd, kind,                                       \
+				   NEXT(int (*)(int, int, ...), #name)(fd, cmd, arg)); \
+	}
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
+
+/* close_range(2) and closefrom(3) close without close(): the rdma_cm
+ * (and netlink) fds in the range go as close() would let them go. */
+static void forget_range(unsigned int first, unsigned int last)
+{
+	int max = atomic_load(&cm_fd_max);
+
+	for (unsigned int fd = first; fd <= last && fd < MAX_TRACKED_FD; fd++) {
+		uroce_nl_forget((int)fd);
+		if ((int)fd <= max && is_cm_fd((int)fd))
+			cm_forget((int)fd);
+	}
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int ret = NEXT(int (*)(unsigned int, unsigned int, int), "close_range")(first, last, flags);
+
+	/* CLOSE_RANGE_CLOEXEC only marks them */
+	if (!ret && !(flags & CLOSE_RANGE_CLOEXEC))
+		forget_range(first, last);
+	return ret;
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	NEXT(void (*)(int), "closefrom")(lowfd);
+	if (lowfd >= 0)
+		forget_range((unsigned int)lowfd, ~0u);
 }
