@@ -333,19 +333,7 @@ void lk_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask)
 	pthread_mutex_lock(&qp->post_lock);
 	pthread_mutex_lock(&qp->lock);
 	old = qp->state;
-#define TAKE(bit, field) if (mask & IBV_QP_##bit) qp->attr.field = attr->field
-	TAKE(ACCESS_FLAGS, qp_access_flags);
-	TAKE(PATH_MTU, path_mtu);
-	TAKE(DEST_QPN, dest_qp_num);
-	TAKE(TIMEOUT, timeout);
-	TAKE(RETRY_CNT, retry_cnt);
-	TAKE(RNR_RETRY, rnr_retry);
-	TAKE(MIN_RNR_TIMER, min_rnr_timer);
-	TAKE(MAX_QP_RD_ATOMIC, max_rd_atomic);
-	TAKE(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
-	TAKE(RQ_PSN, rq_psn);
-	TAKE(SQ_PSN, sq_psn);
-#undef TAKE
+	uroce_qp_attr_take(&qp->attr, attr, mask);
 	if (mask & IBV_QP_STATE) {
 		if (attr->qp_state != old)
 			uroce_engine_qp_leaving(qp);

@@ -20,6 +20,7 @@
 #include <infiniband/verbs.h>
 #include <uroce/stats.h>
 
+#include "engine/qp_attr.h"
 #include "engine/upcalls.h"
 #include "engine/wq.h"
 

@@ -271,26 +271,7 @@ int uroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		return err;
 	}
 
-#define TAKE(bit, field) if (mask & IBV_QP_##bit) qp->attr.field = attr->field
-	TAKE(PKEY_INDEX, pkey_index);
-	TAKE(PORT, port_num);
-	TAKE(QKEY, qkey);
-	TAKE(ACCESS_FLAGS, qp_access_flags);
-	TAKE(PATH_MTU, path_mtu);
-	TAKE(DEST_QPN, dest_qp_num);
-	TAKE(TIMEOUT, timeout);
-	TAKE(RETRY_CNT, retry_cnt);
-	TAKE(RNR_RETRY, rnr_retry);
-	TAKE(MIN_RNR_TIMER, min_rnr_timer);
-	TAKE(MAX_QP_RD_ATOMIC, max_rd_atomic);
-	TAKE(MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
-	TAKE(EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
-	TAKE(PATH_MIG_STATE, path_mig_state);
-#undef TAKE
-	if (mask & IBV_QP_RQ_PSN)
-		qp->attr.rq_psn = attr->rq_psn & 0xffffff;
-	if (mask & IBV_QP_SQ_PSN)
-		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
+	uroce_qp_attr_take(&qp->attr, attr, mask);
 	if (mask & IBV_QP_AV) {
 		qp->attr.ah_attr = attr->ah_attr;
 		qp->av = av;
