@@ -34,6 +34,7 @@ P="uroce run ibv_rc_pingpong -d sn0 -g \$g -c -n 100 -s 4096 -p 18620"
 sk_pair "guest: ibv_rc_pingpong --chk over sn0 on lo" "$(sk_lo_gid sn0)" "$P" "$P 127.0.0.1" \
 	'grep -q "iters in" c.out'
 P="uroce run rping -a 127.0.0.1 -p 18621 -V -C 20 -S 1000"
-sk_pair "guest: rping -V over sn0 on lo (uroce CM), data verified" "" "${P/rping/rping -s}" \
-	"${P/rping/rping -c -v}" '[ "$(grep -c "^ping data: " c.out)" = 20 ]'
+sk_pair "guest: rping -V over sn0 on lo (uroce CM), data verified; rdma_ucm loaded on demand" \
+	"" "${P/rping/rping -s}" "${P/rping/rping -c -v}" \
+	'[ "$(grep -c "^ping data: " c.out)" = 20 ] && grep -q "^rdma_ucm " /proc/modules'
 sk_done

@@ -99,13 +99,16 @@ static int chardev(struct nl_out *o, const struct nl_req *r, const struct nl_dev
 	return nl_out_add(o, &b);
 }
 
-/* The rdma_cm device, asked for without a device index: where uroce has
- * devices, the process's /dev/infiniband/rdma_cm is uroce's (preload_cm.c),
- * so the answer is the number its fstat gives.  librdmacm asks before it
- * lists devices (ucma_init), that is before the provider is loaded, and
- * then opens the path and refuses a file whose st_rdev differs; the
- * kernel's answer (rdma_ucm's misc minor, loaded on demand by the request
- * itself) would make it refuse ours (docs/netlink.md). */
+/* The rdma_cm device, asked for without a device index.  Under the preload
+ * the process's /dev/infiniband/rdma_cm is uroce's whenever a device is
+ * listed (preload_cm.c: the provider registers it when libibverbs loads
+ * its drivers, and the CM mux there hands ids on other devices to the
+ * kernel's file), so the answer is the number its fstat gives.  librdmacm
+ * asks before it lists devices (ucma_init), that is before the provider
+ * is loaded, then opens the path and refuses a file whose st_rdev
+ * differs; the kernel's answer (rdma_ucm's misc minor) made it refuse
+ * ours (docs/netlink.md).  The kernel is still asked, its answer
+ * dropped: the request is what loads rdma_ucm on demand. */
 static int is_rdma_cm(const struct nl_req *r)
 {
 	const char *type = nl_attr_str(r->tb[RDMA_NLDEV_ATTR_CHARDEV_TYPE]);
@@ -202,8 +205,15 @@ static int answer(struct nl_out *o, const struct nl_req *r, int kernel)
 	d = target(r, devs, n, &named);
 	if (d) /* one of ours */
 		return c ? c->fn(o, r, d) : -EOPNOTSUPP;
-	if (!named && n > 0 && is_rdma_cm(r))
+	if (!named && is_rdma_cm(r)) {
+		if (kernel) {
+			struct nl_out dropped;
+
+			nl_out_init(&dropped, -1, r->h, o->pid);
+			nl_kernel_ask(r->h, &dropped);
+		}
 		return rdma_cm_chardev(o);
+	}
 	if (kernel && (named || !c || !r->dump)) /* the kernel's alone */
 		return nl_kernel_ask(r->h, o);
 	if (named)
