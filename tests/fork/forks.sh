@@ -9,7 +9,8 @@
 #     no REJECTED; with -P the parent used the CM itself before forking;
 #   - forkxfer -D: the same, with each side's CM channel moved through
 #     dup, fcntl F_DUPFD_CLOEXEC, dup2 onto another rdma_cm fd and dup3,
-#     the fds it was on closed (the preload's dups, docs/preload.md).
+#     the fds it was on closed (the preload's dups, docs/preload.md);
+#     also beside rsockets' preload (which wraps dup2), both orders.
 # Afterwards nothing of theirs is left in the namespaces.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../cm/lib.sh"
@@ -18,6 +19,8 @@ need_root
 [ -x "$FORKXFER" ] && [ -x "$FORKSRV" ] || fail "FORKXFER and FORKSRV must name the programs"
 use_private_registry
 cm_setup
+RS=$(ls /usr/lib/*/rsocket/librspreload.so 2>/dev/null | head -1)
+UP=$(dirname "$UROCE")/../providers/uroce/preload/liburoce-preload.so
 
 # run_pair NAME READY_RE OK_RE_SERVER OK_RE_CLIENT -- SERVER... -- CLIENT...
 run_pair() {
@@ -50,6 +53,22 @@ for w in lo veth; do
 		-- "$FORKXFER" -s -p $port -D -- "$FORKXFER" -c $SRV_ADDR -p $port -D
 	grep -q 'forkxfer server: DISCONNECTED' "$CM_SRV_LOG" || fail "forkxfer -D $w: the server saw no DISCONNECTED"
 	grep -q 'forkxfer client: .* fine' "$clog" || fail "forkxfer -D $w: the client did not finish"
+	# the same beside rsockets' preload, which wraps dup2 too, in both
+	# orders (`uroce run` puts its preload first; the other order is set
+	# inside it)
+	if [ -n "$RS" ]; then
+		for order in rsockets-last rsockets-first; do
+			port=$((port + 1))
+			if [ $order = rsockets-last ]; then
+				outer=$RS pre=()
+			else
+				outer= pre=(env LD_PRELOAD="$RS $UP")
+			fi
+			LD_PRELOAD=$outer run_pair "forkxfer -D $w, $order" 'forkxfer server: listening' \
+				'forkxfer server: DISCONNECTED' 'forkxfer client: .* fine' \
+				-- "${pre[@]}" "$FORKXFER" -s -p $port -D -- "${pre[@]}" "$FORKXFER" -c $SRV_ADDR -p $port -D
+		done
+	fi
 	modes="-P"
 	[ $w = lo ] && modes="none -P"
 	for m in $modes; do
