@@ -46,17 +46,30 @@ static int is_uroce(struct ibv_context *context)
 	return vdev->ops && vdev->ops->name && !strcmp(vdev->ops->name, "uroce");
 }
 
+/* NAME in HANDLE at libibverbs' current version.  ibv_open_device and
+ * ibv_close_device (and others) also have an IBVERBS_1.0 compat symbol,
+ * which takes the old struct ibv_device_1_0.  An unversioned dlsym gets
+ * the default version from glibc 2.36 on, but the 1.0 one from older
+ * glibc: Ubuntu 22.04's (2.35) ibv_devinfo crashed in verbs_open_device.
+ * IBVERBS_1.1 first, then the name's only version. */
+static void *ibverbs_sym(void *handle, const char *name)
+{
+	void *fn = dlvsym(handle, name, "IBVERBS_1.1");
+
+	return fn ? fn : dlsym(handle, name);
+}
+
 /* libibverbs' own function: next in the global scope, or (when a program
  * such as Python loaded libibverbs with RTLD_LOCAL) from its handle. */
 static void *real(const char *name)
 {
-	void *fn = dlsym(RTLD_NEXT, name);
+	void *fn = ibverbs_sym(RTLD_NEXT, name);
 
 	if (!fn) {
 		void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 
 		if (lib) {
-			fn = dlsym(lib, name);
+			fn = ibverbs_sym(lib, name);
 			dlclose(lib);
 		}
 	}
