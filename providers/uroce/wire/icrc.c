@@ -17,8 +17,8 @@
  * unconnected socket with IP_PMTUDISC_DO), so that is tried first.  Other
  * senders (rxe increments the ID) are checked by solving for those bits:
  * the CRC is affine over GF(2), so the 17 unknown bits change the result
- * by a linear map, and zlib's crc32_combine_op moves a change through the
- * bytes that follow it.  A CRC-32 detects every error within 32 bits, so
+ * by a linear map, and multiplying by x^(8n) modulo the CRC's polynomial
+ * moves a change through the n bytes that follow it.  A CRC-32 detects every error within 32 bits, so
  * the map is injective and the solution, if any, is unique; the price is
  * that 17 of the 32 bits no longer check random corruption (a 2^-15 chance
  * to miss it, against 2^-32 when the ID is known).
@@ -170,17 +170,46 @@ static uint32_t crc_packet(const struct roce_net *net, uint16_t id, bool df, con
 		   len - sizeof(struct roce_bth));
 }
 
+/* A CRC register moved past N zero bytes is multiplied by x^(8 N) modulo
+ * the CRC-32 polynomial.  Bit-reflected, as the register: bit 31 is x^0.
+ * (zlib has this as crc32_combine_gen/_op only from 1.2.12; Ubuntu 22.04
+ * ships 1.2.11.) */
+#define CRC32_POLY_REFLECTED 0xedb88320u
+
+static uint32_t gf2_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	for (int i = 31; i >= 0; i--) {
+		if (a >> i & 1)
+			r ^= b;
+		b = b >> 1 ^ (b & 1 ? CRC32_POLY_REFLECTED : 0);   /* b *= x */
+	}
+	return r;
+}
+
+/* x^(8 N) mod P, by squaring x^8. */
+static uint32_t crc_zeros_op(size_t n)
+{
+	uint32_t r = 1u << 31, sq = 1u << 23;   /* 1 and x^8 */
+
+	for (; n; n >>= 1, sq = gf2_mulmod(sq, sq))
+		if (n & 1)
+			r = gf2_mulmod(r, sq);
+	return r;
+}
+
 /* The change in the final CRC when a 2-byte field changes by V: the raw
- * register difference of the two bytes, moved by OP through the bytes
- * that follow the field.  zlib's crc32 is the same CRC; for two bytes its
- * table beats ISA-L's vector code, which also needs a vzeroupper. */
-static uint32_t field_delta(uint16_t v, uLong op)
+ * register difference of the two bytes, moved by OP (crc_zeros_op) through
+ * the bytes that follow the field.  zlib's crc32 is the same CRC; for two
+ * bytes its table beats ISA-L's vector code, which also needs a vzeroupper. */
+static uint32_t field_delta(uint16_t v, uint32_t op)
 {
 	static const uint8_t zero[2];
 	uint8_t b[2];
 
 	put16(b, v);
-	return crc32_combine_op(crc32(0, b, 2) ^ crc32(0, zero, 2), 0, op);
+	return gf2_mulmod(op, (uint32_t)(crc32(0, b, 2) ^ crc32(0, zero, 2)));
 }
 
 /* Per-thread tables of what depends only on a packet's size, for the
@@ -206,7 +235,7 @@ static unsigned int kept_slot(uint32_t lens[KEPT_SIZES], unsigned int *next, uin
 }
 
 /* Each ID bit's change of the ICRC of one size, worked out when the size
- * is first seen: a zlib combine map and one field_delta per bit.  Worked
+ * is first seen: a crc_zeros_op map and one field_delta per bit.  Worked
  * out for every GSO datagram, they cost 0.5 us per 16 segments (0.06 us
  * kept), ~2 % of a core at 20 Gbit/s.  All 16 at once: a connected
  * socket's IDs (udp_txconn.c) set any of them, and a lookup in the loop
@@ -229,8 +258,8 @@ uint32_t roce_icrc_id_fix(uint32_t len, uint16_t id_xor)
 		 * header): the rest of the IP header, UDP, BTH ... before the
 		 * ICRC. */
 		uint32_t after = len < ROCE_ICRC_LEN ? ROCE_ICRC_LEN : len;
-		uLong map = crc32_combine_gen(20 - 6 + sizeof(struct roce_udp) + after -
-					      ROCE_ICRC_LEN);
+		uint32_t map = crc_zeros_op(20 - 6 + sizeof(struct roce_udp) + after -
+					    ROCE_ICRC_LEN);
 
 		for (unsigned int b = 0; b < 16; b++)
 			bit[b] = field_delta((uint16_t)(1u << b), map);
@@ -262,7 +291,7 @@ static void solver_init(struct id_solver *s, uint32_t len)
 	/* The ID bits' changes are roce_icrc_id_fix's; DF's: the bytes
 	 * covered after the flags/fragment field (offset 6 of the IP header)
 	 * move its change. */
-	uLong op_df = crc32_combine_gen(20 - 8 + sizeof(struct roce_udp) + len);
+	uint32_t op_df = crc_zeros_op(20 - 8 + sizeof(struct roce_udp) + len);
 
 	s->rank = 0;
 	for (int k = 0; k < UNKNOWNS; k++) {
