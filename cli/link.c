@@ -146,6 +146,9 @@ static int link_add(int argc, char **argv)
 		else if (!strcmp(argv[i], "transport")) {
 			if (uroce_transport_parse(argv[i + 1], &rec.transport))
 				return fail("unknown transport \"%s\" (udp or xdp)", argv[i + 1]);
+			if (!UROCE_HAVE_XDP && rec.transport == UROCE_TRANSPORT_XDP)
+				return fail("this uroce was built without the xdp transport "
+					    "(no libxdp 1.3+ at build time; docs/xdp.md)");
 		} else if (!strcmp(argv[i], "tos")) {
 			if (parse_tos(argv[i + 1], &rec.default_roce_tos))
 				return 1;
@@ -271,8 +274,10 @@ static int link_del(int argc, char **argv)
 	if (!shared) {  /* every user's QPN and QP1 member tables of the netdev */
 		uroce_qpn_files_remove(strrchr(nsdir, '/') + 1, rec.netdev);
 		/* ... and the xdp transport's program, if one was left (docs/xdp.md) */
+#if UROCE_HAVE_XDP
 		if (uroce_xdp_prog_remove(rec.netdev) < 0)
 			fprintf(stderr, "uroce: %s: could not remove uroce's XDP program\n", rec.netdev);
+#endif
 	}
 	/* ... and the last device of the namespace its rdma_cm port tables. */
 	if (n_left == 0)

@@ -14,7 +14,9 @@ extern const struct uroce_xport_ops uroce_loop_ops __attribute__((weak, visibili
 
 static const struct uroce_xport_ops *const transports[] = {
 	&uroce_udp_ops,
+#if UROCE_HAVE_XDP
 	&uroce_xdp_ops,   /* AF_XDP over the udp transport (docs/xdp.md) */
+#endif
 	&uroce_loop_ops,  /* unit tests only (docs/testing.md) */
 };
 
