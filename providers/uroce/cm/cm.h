@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 
 /* ---- liburoce-preload.so (preload/preload_cm.c) ------------------------- */
 
@@ -43,7 +44,21 @@ struct uroce_ucma_ops {
 	 * until its last fd is closed.  If NEWFD was an rdma_cm fd, the
 	 * caller has called close(NEWFD) first.  0, or -1 with errno. */
 	int (*dup)(int oldfd, int newfd);
+	/* The mux beside the kernel's rdma_cm (docs/cm.md, "Beside the
+	 * kernel's rdma CM").  mux: from now on ids we number ourselves are
+	 * UROCE_UCMA_OWN_BASE and up, clear of the kernel's.  write_as: a
+	 * CREATE_ID whose id is ID, the kernel's number for it.  detach: as
+	 * close, and a GET_EVENT blocked on the file returns -1 with errno
+	 * EREMCHG, to be written again to the fd, now the kernel's file.
+	 * route: does an id bound to SRC (or, SRC the wildcard or NULL,
+	 * resolving DST) belong to a uroce device: 1, or to the kernel: 0,
+	 * or neither (AF_IB): -1. */
+	void (*mux)(void);
+	ssize_t (*write_as)(int fd, const void *buf, size_t len, uint32_t id);
+	void (*detach)(int fd);
+	int (*route)(const struct sockaddr *src, const struct sockaddr *dst);
 };
+#define UROCE_UCMA_OWN_BASE 0x40000000u
 
 /* In liburoce-preload.so; the provider calls it from its constructor. */
 typedef void (*uroce_preload_set_ucma_fn)(const struct uroce_ucma_ops *ops);

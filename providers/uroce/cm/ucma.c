@@ -23,7 +23,12 @@
 pthread_mutex_t ucma_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct ucma_file *files;
-static struct ucma_slots ids;    /* ids are unique in the process */
+/* Ids are unique in the process.  Beside the kernel's rdma_cm (the mux,
+ * docs/cm.md) the kernel numbers the ids it may take over (kernel_ids,
+ * below UROCE_UCMA_OWN_BASE), and ours are own_base and up. */
+static struct ucma_slots ids, kernel_ids;
+static uint32_t own_base;
+static __thread uint32_t want_id;  /* + 1: the id ucma_ctx_new gives next */
 
 /* Where FD stands in F's descriptors, or -1. */
 static int file_fd_index(const struct ucma_file *f, int fd)
@@ -94,13 +99,43 @@ void ucma_slot_del(struct ucma_slots *t, uint32_t id)
 
 /* ---- ids ------------------------------------------------------------------ */
 
+/* Put OBJ at index ID of T, growing it; 0 or -ENOMEM. */
+static int slot_put(struct ucma_slots *t, void *obj, uint32_t id)
+{
+	if (id >= t->n) {
+		uint32_t n = t->n ? t->n : 64;
+		void **p;
+
+		while (n <= id)
+			n *= 2;
+		p = realloc(t->p, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + t->n, 0, (n - t->n) * sizeof(*p));
+		t->p = p;
+		t->n = n;
+	}
+	if (t->p[id])
+		return -EEXIST;
+	t->p[id] = obj;
+	return 0;
+}
+
 struct ucma_ctx *ucma_ctx_new(struct ucma_file *f)
 {
 	struct ucma_ctx *ctx = calloc(1, sizeof(*ctx));
+	int ret;
 
 	if (!ctx)
 		return NULL;
-	if (ucma_slot_add(&ids, ctx, &ctx->id)) {
+	if (want_id) {
+		ctx->id = want_id - 1;
+		ret = ctx->id < UROCE_UCMA_OWN_BASE ? slot_put(&kernel_ids, ctx, ctx->id) : -EINVAL;
+	} else {
+		ret = ucma_slot_add(&ids, ctx, &ctx->id);
+		ctx->id += own_base;
+	}
+	if (ret) {
 		free(ctx);
 		return NULL;
 	}
@@ -110,7 +145,15 @@ struct ucma_ctx *ucma_ctx_new(struct ucma_file *f)
 
 struct ucma_ctx *ucma_ctx_find(uint32_t id)
 {
-	return ucma_slot_get(&ids, id);
+	return id >= own_base ? ucma_slot_get(&ids, id - own_base) : ucma_slot_get(&kernel_ids, id);
+}
+
+static void ctx_forget(uint32_t id)
+{
+	if (id >= own_base)
+		ucma_slot_del(&ids, id - own_base);
+	else
+		ucma_slot_del(&kernel_ids, id);
 }
 
 /* Take EV off F's queue (it is there); the eventfd count follows. */
@@ -157,7 +200,7 @@ uint32_t ucma_ctx_free(struct ucma_ctx *ctx)
 		free(ev);
 	}
 	ucma_mcast_free_all(ctx);
-	ucma_slot_del(&ids, ctx->id);
+	ctx_forget(ctx->id);
 	free(ctx);
 	return reported;
 }
@@ -234,6 +277,8 @@ int ucma_event_take(struct ucma_file *f, struct rdma_ucm_event_resp *out)
 			return 0;
 		}
 		pthread_mutex_unlock(&ucma_lock);
+		if (f->moved)
+			return -EREMCHG; /* the fd is the kernel's file now */
 		/* O_NONBLOCK belongs to the open file description, which
 		 * efd shares with the application's fd. */
 		if (fcntl(f->efd, F_GETFL) & O_NONBLOCK)
@@ -289,12 +334,15 @@ static int ucma_open(int flags)
  * (connections are left with a DREQ or REJ by conn_destroy).  Lock held. */
 static void file_release(struct ucma_file *f)
 {
-	for (uint32_t i = 0; i < ids.n; i++) {
-		struct ucma_ctx *ctx = ids.p[i];
+	const struct ucma_slots *tables[] = { &ids, &kernel_ids };
 
-		if (ctx && ctx->file == f)
-			ucma_ctx_free(ctx);
-	}
+	for (int t = 0; t < 2; t++)
+		for (uint32_t i = 0; i < tables[t]->n; i++) {
+			struct ucma_ctx *ctx = tables[t]->p[i];
+
+			if (ctx && ctx->file == f)
+				ucma_ctx_free(ctx);
+		}
 }
 
 static void file_free(struct ucma_file *f)
@@ -392,8 +440,10 @@ static int ucma_dup(int oldfd, int newfd)
  * descriptor.  A command still running on it (a GET_EVENT blocked in
  * another thread) keeps it, as the kernel's file stays open while a
  * system call uses it: that command ends normally and the last user
- * releases the file.  The fd number is free at once. */
-static void ucma_close(int fd)
+ * releases the file.  The fd number is free at once.  MOVED: the mux
+ * gives the file's (only) fd to the kernel's file; a blocked GET_EVENT
+ * is woken to write again there. */
+static void file_close(int fd, bool moved)
 {
 	struct ucma_file *f, **pp;
 	int i = -1;
@@ -408,8 +458,12 @@ static void ucma_close(int fd)
 			f = NULL;
 		} else {
 			*pp = f->next;
+			f->moved = moved;
 			if (f->users) {
 				f->closed = true;
+				/* wake a blocked GET_EVENT: it sees MOVED */
+				if (moved && eventfd_write(f->efd, 1) < 0)
+					(void)0;
 				f = NULL;
 			} else {
 				file_release(f);
@@ -421,11 +475,43 @@ static void ucma_close(int fd)
 	conn_flush_puts();
 }
 
+static void ucma_close(int fd)
+{
+	file_close(fd, false);
+}
+
+/* The mux (docs/cm.md): the kernel's file takes FD over. */
+static void ucma_detach(int fd)
+{
+	file_close(fd, true);
+}
+
+static void ucma_mux(void)
+{
+	pthread_mutex_lock(&ucma_lock);
+	own_base = UROCE_UCMA_OWN_BASE;
+	pthread_mutex_unlock(&ucma_lock);
+}
+
+static ssize_t ucma_write_as(int fd, const void *buf, size_t len, uint32_t id)
+{
+	ssize_t ret;
+
+	want_id = id + 1;
+	ret = ucma_write(fd, buf, len);
+	want_id = 0;
+	return ret;
+}
+
 static const struct uroce_ucma_ops ops = {
 	.open = ucma_open,
 	.write = ucma_write,
 	.close = ucma_close,
 	.dup = ucma_dup,
+	.mux = ucma_mux,
+	.write_as = ucma_write_as,
+	.detach = ucma_detach,
+	.route = ucma_route,
 };
 
 /* A forked child keeps nothing of its parent's CM (docs/fork.md).  The
@@ -443,6 +529,7 @@ static void ucma_fork_child(void)
 
 	files = NULL;
 	memset(&ids, 0, sizeof(ids));
+	memset(&kernel_ids, 0, sizeof(kernel_ids));
 	ucma_lock = unlocked;
 	ucma_mcast_fork_child();
 	conn_fork_child();
@@ -492,4 +579,7 @@ void ucma_for_each_ctx(void (*fn)(struct ucma_ctx *ctx, void *arg), void *arg)
 	for (uint32_t i = 0; i < ids.n; i++)
 		if (ids.p[i])
 			fn(ids.p[i], arg);
+	for (uint32_t i = 0; i < kernel_ids.n; i++)
+		if (kernel_ids.p[i])
+			fn(kernel_ids.p[i], arg);
 }

@@ -90,6 +90,7 @@ struct ucma_file {
 	int efd;                     /* our own descriptor of that eventfd (see ucma_close) */
 	int users;                   /* commands running on the file (GET_EVENT may block) */
 	bool closed;                 /* the application closed its last fd while users > 0 */
+	bool moved;                  /* ...and the kernel's file took the fd over (the mux) */
 	struct ucma_event *head, **tail;
 };
 
@@ -190,6 +191,8 @@ int ucma_dev_all(struct ucma_dev *devs, int max);
  * FROM if not NULL (a socket bound to it first). */
 int ucma_route_src(const struct sockaddr *dst, const struct sockaddr *from,
 		   struct sockaddr_storage *src);
+/* The mux's question (struct uroce_ucma_ops.route). */
+int ucma_route(const struct sockaddr *src, const struct sockaddr *dst);
 bool ucma_addr_any(const struct sockaddr *sa);
 bool ucma_addr_zero(const struct sockaddr *sa);
 bool ucma_addr_multicast(const struct sockaddr *sa);

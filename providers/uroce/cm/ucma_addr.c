@@ -266,3 +266,25 @@ int ucma_dev_by_addr_gid(const uint8_t gid[16], struct ucma_dev *dev)
 	ucma_gid_to_addr(gid, 0, &ss);
 	return ucma_dev_by_addr((struct sockaddr *)&ss, dev);
 }
+
+/* The mux: whose is an id bound to SRC, or resolving DST (from SRC)?  A
+ * specific source is uroce's if a uroce device holds it; a destination
+ * is uroce's if the source the kernel's routing picks toward it is; an
+ * id bound to the wildcard with nothing to resolve is uroce's wherever
+ * uroce has a device.  AF_IB is neither's to say. */
+int ucma_route(const struct sockaddr *src, const struct sockaddr *dst)
+{
+	struct sockaddr_storage ss;
+	struct ucma_dev dev;
+	bool given = src && src->sa_family != AF_UNSPEC;
+
+	if ((given && src->sa_family != AF_INET && src->sa_family != AF_INET6) ||
+	    (dst && dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
+		return -1;
+	if (given && !ucma_addr_zero(src))
+		return ucma_dev_by_addr(src, &dev) == 0;
+	if (dst)
+		return !ucma_route_src(dst, NULL, &ss) &&
+		       ucma_dev_by_addr((const struct sockaddr *)&ss, &dev) == 0;
+	return ucma_dev_all(&dev, 1) > 0;
+}
