@@ -24,7 +24,8 @@ done
 for pc in libnl-3.0 libnl-route-3.0 libudev; do
 	pkg-config --exists $pc || { echo "SKIP: rdma-core $ver needs $pc (scripts/deps.sh)" >&2; exit 77; }
 done
-sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+# (the recipe's name too: a prefix of an older recipe is built again)
+sum="$(sha256sum "$tarball" | cut -d' ' -f1) libs-and-examples"
 prefix=$cache/$ver
 mkdir -p "$cache"
 exec 8>"$cache/.lock-$ver"
@@ -37,13 +38,26 @@ scratch=$(mktemp -d "$cache/.build-$ver.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 tar -xzf "$tarball" -C "$scratch"
 top=$(ls -d "$scratch"/rdma-core-*/)
-# Installed where it will live (its .pc files and RPATHs name the prefix),
-# through DESTDIR, then moved.
+# Only what the tests run is built and installed: libibverbs and librdmacm
+# with their headers (and the kernel headers verbs.h includes), and their
+# example programs (ibv_rc_pingpong ... ibv_devices, rping, udaddy).  No
+# provider (uroce is loaded through RDMAV_DRIVERS), no pyverbs, no man
+# pages, no daemons or diagnostics: a third of the work of a full build.
+# Each directory's own install script installs it where it will live (its
+# .pc files and RPATHs name the prefix), through DESTDIR, then it is moved;
+# libibverbs.pc is written by the top directory (ibverbs_finalize), whose
+# script would install everything, so it is copied from the build tree;
+# the providers' etc/libibverbs.d is made empty (libibverbs warns without).
+dirs="kernel-headers libibverbs librdmacm libibverbs/examples librdmacm/examples"
 mkdir "$scratch/b"
 (cd "$scratch/b" &&
  cmake -GNinja -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release \
 	-DNO_MAN_PAGES=1 -DNO_PYVERBS=1 -DENABLE_STATIC=0 "$top" &&
- ninja && DESTDIR="$scratch/dest" ninja install) >"$scratch/log" 2>&1 ||
+ ninja $(printf '%s/all ' $dirs) &&
+ for d in $dirs; do DESTDIR="$scratch/dest" cmake -P $d/cmake_install.cmake || exit 1; done &&
+ install -Dm644 lib/pkgconfig/libibverbs.pc "$scratch/dest$prefix/lib/pkgconfig/libibverbs.pc" &&
+ mkdir -p "$scratch/dest$prefix/etc/libibverbs.d") \
+	>"$scratch/log" 2>&1 ||
 	{ tail -30 "$scratch/log" >&2; echo "rdma_core.sh: building rdma-core $ver failed" >&2; exit 1; }
 rm -rf "$prefix"
 mv "$scratch/dest$prefix" "$prefix"

@@ -15,6 +15,10 @@ rc=0
 prefix=$("$here/rdma_core.sh" "$ver") || rc=$?
 [ $rc -eq 0 ] || exit $rc
 build=$host_build/rdma-core-$ver
+# Never the host's libibverbs by mistake (a prefix without libibverbs.pc).
+found=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion libibverbs) &&
+	[ "${found#*.*.}" = "$ver" ] ||
+	{ echo "uroce_for.sh: pkg-config finds libibverbs ${found:-none}, not $prefix's $ver" >&2; exit 1; }
 exec 8>"$host_build/.rdma-core-$ver.lock"
 flock -w 900 8 || { echo "uroce_for.sh: $build busy" >&2; exit 1; }
 if [ ! -f "$build/build.ninja" ]; then
