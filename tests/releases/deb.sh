@@ -54,7 +54,7 @@ mount -t overlay overlay -o "lowerdir=$base,upperdir=$ov/up,workdir=$ov/work" "$
 cp "$deb" "$ov/root/var/tmp/"
 UROCE_ENTER_NET=host "$here/enter.sh" "$ov/root" "$src" -- bash -c "
 	cd /var/tmp && apt-get update -qq >/dev/null &&
-	DEBIAN_FRONTEND=noninteractive timeout 600 apt install -y -qq ./${deb##*/} ibverbs-utils iproute2 >/var/tmp/apt.log 2>&1 ||
+	DEBIAN_FRONTEND=noninteractive timeout 600 apt install -y -qq ./${deb##*/} ibverbs-utils rdmacm-utils iproute2 >/var/tmp/apt.log 2>&1 ||
 	{ tail -20 /var/tmp/apt.log; exit 1; }"
 echo "ok: apt install ./${deb##*/} on a fresh chroot"
 "$here/enter.sh" "$ov/root" "$src" -- bash /src/tests/releases/installed.sh
