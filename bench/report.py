@@ -61,6 +61,12 @@ BOUNDS = [
      ("ib_write_lat", "lat_typical_us"), [("udp_hop", "oneway_us")]),
     ("ib_read_lat 2 B typical / UDP one way busy + one way with a hop",
      ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_hop", "oneway_us")]),
+    # UCX's tag_lat 8 B is one eager SEND of 17 B each way over rc_verbs:
+    # against ib_send_lat at that size, what UCX itself adds.
+    ("UCX tag_lat 8 B median / ib_send_lat 17 B (UCX's SEND) typical",
+     ("ucx_rc_tag_lat", "lat_us"), [("ib_send_lat_17", "lat_typical_us")]),
+    ("ib_send_lat 17 B typical / UCX over TCP tag_lat 8 B median",
+     ("ib_send_lat_17", "lat_typical_us"), [("ucx_tcp_tag_lat", "lat_us")]),
 ]
 
 

@@ -305,6 +305,11 @@ lat_step() {
 	# channel (the peer of the latter: udp_block).
 	pt_$step $w ib_send_lat_cm lat 40000 0 -- ib_send_lat -s 2 -n 20000 -H -R
 	pt_$step $w ib_send_lat_ev lat 40000 0 -- ib_send_lat -s 2 -n 20000 -H -e
+	# The size of UCX's eager SEND for tag_lat 8 B (17 B: its header and
+	# the tag): a SEND larger than an ACK does not share one GSO datagram
+	# with the ACK before it, as the 2 B one does, so each way is two
+	# datagrams (docs/performance.md, "UCX tag_bw ... tag_lat").
+	pt_$step $w ib_send_lat_17 lat 40000 0 -- ib_send_lat -s 17 -n 20000 -H
 }
 
 uroce_all() {

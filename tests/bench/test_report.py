@@ -82,11 +82,15 @@ BOUNDS = [
     ("lo", "ib_write_lat 2 B typical / UDP one way of two", "8.00", "5.00", "1.60"),
     ("lo", "ib_write_lat 2 B typical / UDP one way with", "8.00", "6.00", "1.33"),
     ("lo", "ib_read_lat", "6.00", "10.00", "0.60"),
+    ("lo", "UCX tag_lat 8 B median / ib_send_lat 17 B", "-", "9.00", "-"),
+    ("lo", "ib_send_lat 17 B typical / UCX over TCP", "9.00", "-", "-"),
     ("veth", "ib_send_lat 2 B typical / UDP ping-pong", "10.00", "8.00", "1.25"),
     ("veth", "ib_send_lat 2 B typical / UDP one way of two", "10.00", "9.00", "1.11"),
     ("veth", "ib_write_lat 2 B typical / UDP one way of two", "16.00", "9.00", "1.78"),
     ("veth", "ib_write_lat 2 B typical / UDP one way with", "16.00", "10.00", "1.60"),
     ("veth", "ib_read_lat", "-", "18.00", "-"),
+    ("veth", "UCX tag_lat 8 B median / ib_send_lat 17 B", "-", "-", "-"),
+    ("veth", "ib_send_lat 17 B typical / UCX over TCP", "-", "-", "-"),
 ]
 
 with tempfile.TemporaryDirectory() as d:
