@@ -558,6 +558,37 @@ sock_all() {
 			record $w $name error "tcp_peer stream failed"
 		fi
 	done
+	rs_tuned_stream $w
+}
+
+# rs_tuned_stream WHERE: the rsockets stream again with rsockets' own
+# settings raised (rs_stream_tuned): 1 MiB buffers (mem_default,
+# wmem_default) and 1 ms of polling before a sleep (polling_time).
+# librdmacm reads them from /etc/rdma/rsocket; each side gets a private
+# copy through a mount namespace of its own, so the machine's /etc is not
+# touched.  What they move: docs/performance-log.md, "The rsockets stream
+# is bound by CPU".
+rs_tuned_stream() {
+	local w=$1 name=rs_stream_tuned f=$tmp/$1.rs_stream_tuned conf=$tmp/rdma-etc
+	wanted $name || return 0
+	[ -n "$RSPRELOAD" ] || { record $w $name error "no librspreload.so (librdmacm1)"; return 0; }
+	mkdir -p "$conf/rsocket"
+	echo 1048576 >"$conf/rsocket/mem_default"
+	echo 1048576 >"$conf/rsocket/wmem_default"
+	echo 1000 >"$conf/rsocket/polling_time"
+	local pre=(unshare -m sh -c 'mount --bind "$0" /etc/rdma && exec "$@"' "$conf"
+		"$UROCE" run sh -c 'LD_PRELOAD="$LD_PRELOAD:$0" exec "$@"' "$RSPRELOAD")
+	port=$((port + 1))
+	if pair_run $w $name 120 line -- "${pre[@]}" "$TCPP" sink $port \
+			-- "${pre[@]}" "$TCPP" stream $SADDR $port 16384 3; then
+		record $w $name gbit_s "$(kv $f.s.out gbit_s)"
+		record $w $name bytes "$(kv $f.s.out bytes)"
+		record $w $name cpu_s_server "$(cpu $f.s.cpu)"
+		record $w $name cpu_s_client "$(cpu $f.c.cpu)"
+		echo "  $w $name 16 KiB writes, rsockets 1 MiB buffers, 1 ms polling: $(kv $f.s.out gbit_s) Gbit/s"
+	else
+		record $w $name error "tcp_peer stream over tuned rsockets failed"
+	fi
 }
 
 # ucx_all WHERE: ucx_perftest over TCP (ucx_tcp_*) and over uroce's
