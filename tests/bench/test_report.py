@@ -290,7 +290,7 @@ with tempfile.TemporaryDirectory() as d:
     check("latency_cdf.png" in p.stdout and os.path.getsize(os.path.join(d, "latency_cdf.png")) > 0,
           "the CDF plot is written from the samples")
     j = json.load(open(os.path.join(d, "results.json")))
-    check(len(j["distribution_goals"]) == 17, f"results.json: {len(j['distribution_goals'])} distribution goals, want 17 (lo 13, veth 4)")
+    check(len(j["distribution_goals"]) == 18, f"results.json: {len(j['distribution_goals'])} distribution goals, want 18 (lo 14, veth 4)")
 
 print("FAILED:" if fails else "ok", len(fails), "failures")
 sys.exit(1 if fails else 0)
