@@ -61,6 +61,12 @@ BOUNDS = [
      ("ib_write_lat", "lat_typical_us"), [("udp_hop", "oneway_us")]),
     ("ib_read_lat 2 B typical / UDP one way busy + one way with a hop",
      ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_hop", "oneway_us")]),
+    # The READ responder's application makes no verbs call: its progress
+    # thread sleeps, and on a quiet VM its CPU halts, so a READ is one
+    # busy-polled way plus one way to a sleeping thread, the blocking
+    # UDP ping-pong's wake-up (docs/performance.md, "ib_read_lat").
+    ("ib_read_lat 2 B typical / UDP one way busy + one way blocking",
+     ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_block", "oneway_us")]),
     # UCX's tag_lat 8 B is one eager SEND of 17 B each way over rc_verbs:
     # against ib_send_lat at that size, what UCX itself adds.
     ("UCX tag_lat 8 B median / ib_send_lat 17 B (UCX's SEND) typical",
