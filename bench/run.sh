@@ -544,21 +544,28 @@ sock_all() {
 		else
 			record $w $name error "tcp_peer ping-pong failed"
 		fi
-		name=${via}_stream f=$tmp/$w.${via}_stream
-		port=$((port + 1))
-		if ! wanted $name; then :
-		elif pair_run $w $name 120 line -- "${pre[@]}" "$TCPP" sink $port \
-				-- "${pre[@]}" "$TCPP" stream $SADDR $port 16384 3; then
-			record $w $name gbit_s "$(kv $f.s.out gbit_s)"
-			record $w $name bytes "$(kv $f.s.out bytes)"
-			record $w $name cpu_s_server "$(cpu $f.s.cpu)"
-			record $w $name cpu_s_client "$(cpu $f.c.cpu)"
-			echo "  $w $name 16 KiB writes: $(kv $f.s.out gbit_s) Gbit/s"
-		else
-			record $w $name error "tcp_peer stream failed"
-		fi
+		wanted ${via}_stream && sock_stream $w ${via}_stream "" "${pre[@]}"
 	done
 	rs_tuned_stream $w
+}
+
+# sock_stream WHERE NAME NOTE PREFIX...: tcp_peer's 16 KiB stream for 3 s,
+# each side started under PREFIX (nothing: kernel TCP), recorded as NAME;
+# NOTE says how it was run, on its printed line.
+sock_stream() {
+	local w=$1 name=$2 note=$3 f=$tmp/$1.$2
+	shift 3
+	port=$((port + 1))
+	if pair_run $w $name 120 line -- "$@" "$TCPP" sink $port \
+			-- "$@" "$TCPP" stream $SADDR $port 16384 3; then
+		record $w $name gbit_s "$(kv $f.s.out gbit_s)"
+		record $w $name bytes "$(kv $f.s.out bytes)"
+		record $w $name cpu_s_server "$(cpu $f.s.cpu)"
+		record $w $name cpu_s_client "$(cpu $f.c.cpu)"
+		echo "  $w $name 16 KiB writes$note: $(kv $f.s.out gbit_s) Gbit/s"
+	else
+		record $w $name error "tcp_peer stream${note:+ ($note)} failed"
+	fi
 }
 
 # rs_tuned_stream WHERE: the rsockets stream again with rsockets' own
@@ -569,7 +576,7 @@ sock_all() {
 # touched.  What they move: docs/performance-log.md, "The rsockets stream
 # is bound by CPU".
 rs_tuned_stream() {
-	local w=$1 name=rs_stream_tuned f=$tmp/$1.rs_stream_tuned conf=$tmp/rdma-etc
+	local w=$1 name=rs_stream_tuned conf=$tmp/rdma-etc
 	wanted $name || return 0
 	[ -n "$RSPRELOAD" ] || { record $w $name error "no librspreload.so (librdmacm1)"; return 0; }
 	mkdir -p "$conf/rsocket"
@@ -578,17 +585,7 @@ rs_tuned_stream() {
 	echo 1000 >"$conf/rsocket/polling_time"
 	local pre=(unshare -m sh -c 'mount --bind "$0" /etc/rdma && exec "$@"' "$conf"
 		"$UROCE" run sh -c 'LD_PRELOAD="$LD_PRELOAD:$0" exec "$@"' "$RSPRELOAD")
-	port=$((port + 1))
-	if pair_run $w $name 120 line -- "${pre[@]}" "$TCPP" sink $port \
-			-- "${pre[@]}" "$TCPP" stream $SADDR $port 16384 3; then
-		record $w $name gbit_s "$(kv $f.s.out gbit_s)"
-		record $w $name bytes "$(kv $f.s.out bytes)"
-		record $w $name cpu_s_server "$(cpu $f.s.cpu)"
-		record $w $name cpu_s_client "$(cpu $f.c.cpu)"
-		echo "  $w $name 16 KiB writes, rsockets 1 MiB buffers, 1 ms polling: $(kv $f.s.out gbit_s) Gbit/s"
-	else
-		record $w $name error "tcp_peer stream over tuned rsockets failed"
-	fi
+	sock_stream $w $name ", rsockets 1 MiB buffers, 1 ms polling" "${pre[@]}"
 }
 
 # ucx_all WHERE: ucx_perftest over TCP (ucx_tcp_*) and over uroce's
