@@ -601,12 +601,13 @@ ucx_all() {
 		 rc:tag_lat:8:20000:2; do
 		ucx_run $w $t && ucx_keep $w $t
 	done
+	local bw=(tcp:tag_bw:1048576:1600:6 rc:tag_bw:1048576:1600:6)
 	for ((r = 0; r < ${BW_RUNS:-3}; r++)); do
-		for t in tcp:tag_bw:1048576:1600:6 rc:tag_bw:1048576:1600:6; do
+		for t in "${bw[@]}"; do
 			ucx_run $w $t
 		done
 	done
-	for t in tcp:tag_bw:1048576:1600:6 rc:tag_bw:1048576:1600:6; do
+	for t in "${bw[@]}"; do
 		ucx_keep $w $t
 	done
 }
