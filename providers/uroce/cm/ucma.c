@@ -194,6 +194,13 @@ uint32_t ucma_ctx_free(struct ucma_ctx *ctx)
 		next = ev->next;
 		if (ev->ctx != ctx)
 			continue;
+		/* A poll() that this event woke finds nothing now, and a blocking
+		 * GET_EVENT after it waits for the next event, as on the kernel;
+		 * said here because programs that poll the channel beside an
+		 * exit eventfd (rping since rdma-core 61) can hang so. */
+		if (uroce_debug_cm)
+			fprintf(stderr, "uroce cm: id %u destroyed with its event %u untaken\n", ctx->id,
+				ev->resp.event);
 		event_unlink(f, ev);
 		if (ev->conn_req)
 			ucma_ctx_free(ev->conn_req);
