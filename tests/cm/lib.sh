@@ -98,6 +98,8 @@ cm_wait_server() {
 # is ready when $CM_READY (default: our CM's listening line) is seen.  A
 # client that fails with output matching $CM_AGAIN_RE: the server is
 # stopped and cm_pair returns 2 (the caller may run the pair again).
+# An rping client that hung in rping >= 61's own teardown race sets
+# RPING_CM_RACE (rping_race.sh): its stdout is lost, count the server's.
 cm_pair() {
 	local name=$1 sns=$2 cns=$3 rc=0 srv=() cli=()
 	shift 4
@@ -106,7 +108,14 @@ cm_pair() {
 	cli=("$@")
 	cm_server "$sns" "${CM_READY:-uroce cm: listening}" "${srv[@]}"
 	CM_CLI_LOG=$(mktemp "$CM_TMP/cli.XXXXXX")
-	cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
+	if [ "${cli[0]}" = rping ]; then
+		# rping_client_wait: see rping_race.sh (rping >= 61's hang)
+		UROCE_CM_DEBUG=1 cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 &
+		rping_client_wait $! "$CM_CLI_LOG" $CM_SRV_PID "$CM_SRV_LOG" || rc=$?
+	else
+		RPING_CM_RACE=
+		cm_run "$cns" "${cli[@]}" >"$CM_CLI_LOG" 2>&1 || rc=$?
+	fi
 	if [ $rc -ne 0 ] && [ -n "${CM_AGAIN_RE:-}" ] && grep -Eq "$CM_AGAIN_RE" "$CM_CLI_LOG"; then
 		# A known failure of the client program itself: its server
 		# would wait for it until the timeout; stop it now (its
