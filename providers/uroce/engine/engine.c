@@ -211,6 +211,7 @@ static struct uroce_engine *engine_new(const char *devname, const char *netdev,
 	pthread_mutex_init(&eng->held_lock, NULL);
 	pthread_mutex_init(&eng->tick_lock, NULL);
 	atomic_store(&eng->tick_at_ns, UINT64_MAX);
+	atomic_store(&eng->fd_at_ns, UINT64_MAX);
 	pthread_mutex_init(&eng->mcast_lock, NULL);
 	eng->qps = calloc(UROCE_MAX_QP, sizeof(*eng->qps));
 	eng->qp_list = calloc(UROCE_MAX_QP, sizeof(*eng->qp_list));

@@ -69,8 +69,11 @@ struct uroce_engine {
 	struct uroce_xport *xport;
 	int wake_fd;                 /* eventfd: work for the progress thread */
 	int tick_fd;                 /* timerfd: when the timers are due (uroce_engine_tick_by) */
-	_Atomic uint64_t tick_at_ns; /* what tick_fd is set to; UINT64_MAX: nothing.  Never
+	_Atomic uint64_t tick_at_ns; /* when the timers want a look; UINT64_MAX: never.  Never
 	                              * after the earliest timer of an armed QP */
+	_Atomic uint64_t fd_at_ns;   /* what tick_fd is set to: tick_at_ns, or the watchdog's */
+	atomic_bool watchdog;        /* a polling application keeps the time, and tick_fd
+	                              * is its watchdog (poll.c, uroce_poll_beat) */
 	pthread_mutex_t tick_lock;   /* orders the setters of tick_fd */
 	int epfd;
 	pthread_mutex_t rx_lock;     /* one thread drains the sockets at a time: order kept */
@@ -284,12 +287,15 @@ void uroce_engine_wake(struct uroce_engine *eng);
  * at a stalled transmit queue or an application's held ACKs; a look
  * within it (an application's held ACKs, resp_ack.c); one by AT_NS at the
  * latest; keep it running for QE while it has timers (qp->lock held); run
- * the timers that are due (the progress thread). */
+ * the timers that are due (the progress thread, or an application's poll
+ * that keeps the time, poll.c). */
 #define UROCE_TICK_NS 1000000ull
 void uroce_engine_start_tick(struct uroce_engine *eng);
 void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
 void uroce_engine_run_timers(struct uroce_engine *eng);
+/* Set tick_fd for AT_NS, whoever keeps the time (tick_lock held). */
+void uroce_engine_tick_set_fd(struct uroce_engine *eng, uint64_t at_ns);
 
 /* cqe.c: complete a send WQE into the send CQ (honouring signaling)
  * (qp->lock held). */
@@ -335,6 +341,12 @@ void uroce_poll_contended(struct uroce_engine *eng);
 bool uroce_poll_app_waits(struct uroce_engine *eng);
 /* An application thread polls the wire (uroce_engine_poll). */
 void uroce_poll_app_polled(struct uroce_engine *eng);
+/* And, while the progress thread defers to it, keeps the timers' time in
+ * its place (the tick its watchdog). */
+void uroce_poll_beat(struct uroce_engine *eng);
+/* The progress thread, woken: if the watchdog's time came, the
+ * applications stopped polling: it keeps the time again and looks now. */
+void uroce_poll_watchdog_check(struct uroce_engine *eng);
 /* The progress thread's watch of the transport: deferred to polling
  * applications or not; after a wake-up by the transport that found GOT
  * packets, whether to defer now (the caller leaves the fd); while

@@ -57,6 +57,11 @@ enum {
 	APP_IDLE_LOOKS = 2,          /* and how many idle looks in a row it needs */
 	STREAM_BURST = 32,           /* packets of one wake-up that make a stream */
 	STREAM_SPIN_NS = 20000,      /* how long the progress thread then polls on */
+	/* How long an application may stop polling before the progress
+	 * thread keeps the time again: beyond the scheduler's next tick
+	 * (HZ 250: 4 ms), so that putting tick_fd off costs 0.3 us, not the
+	 * 11 us of a timer moved within it (docs/performance.md). */
+	WATCHDOG_NS = 5000000,
 };
 
 void uroce_poll_conf(struct uroce_engine *eng)
@@ -166,14 +171,26 @@ void uroce_poll_app_polled(struct uroce_engine *eng)
 	atomic_fetch_add_explicit(&eng->app_polls, 1, memory_order_relaxed);
 }
 
+/* The progress thread keeps the time again: tick_fd from the watchdog's
+ * time back to the timers'. */
+static void watchdog_off(struct uroce_engine *eng)
+{
+	pthread_mutex_lock(&eng->tick_lock);
+	if (atomic_exchange(&eng->watchdog, false))
+		uroce_engine_tick_set_fd(eng, atomic_load(&eng->tick_at_ns));
+	pthread_mutex_unlock(&eng->tick_lock);
+}
+
 /* The progress thread's watch and the gap to its next look, which
  * application threads read too (uroce_poll_looks_within). */
 static void set_watch(struct uroce_engine *eng, enum uroce_watch watch, uint64_t gap_ns)
 {
 	__atomic_store_n(&eng->look_gap_ns, gap_ns, __ATOMIC_RELAXED);
-	__atomic_store_n(&eng->watch, watch, __ATOMIC_RELAXED);
+	__atomic_store_n(&eng->watch, watch, __ATOMIC_SEQ_CST);
 	if (watch == UROCE_WATCH_DEFERRED)
 		eng->defer_check_ns = uroce_now_ns() + gap_ns;
+	else
+		watchdog_off(eng);
 }
 
 /* How often applications polled the wire since the last look.  (And look.) */
@@ -265,12 +282,64 @@ bool uroce_poll_looks_within(const struct uroce_engine *eng, uint64_t ns)
 	       __atomic_load_n(&eng->look_gap_ns, __ATOMIC_RELAXED) <= ns;
 }
 
-/* How long until the deferred watch's next look; 0: it is due. */
+/* How long until the deferred watch's next look; 0: it is due; UINT64_MAX:
+ * none while an application keeps the time (uroce_poll_beat). */
 uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
 {
 	uint64_t now = uroce_now_ns();
 
+	if (atomic_load(&eng->watchdog))
+		return UINT64_MAX;
 	return eng->defer_check_ns > now ? eng->defer_check_ns - now : 0;
+}
+
+/*
+ * An application thread polls the wire while the progress thread defers
+ * to it: it keeps the time in the progress thread's place.  Its polls run
+ * the timers when they are due, and put the watchdog off, a timer set
+ * WATCHDOG_NS ahead (once in WATCHDOG_NS / 2 at most).  The progress
+ * thread's looks and ticks, each a wake-up that preempted a spinning
+ * thread, then do not come: in a polling ib_send_lat on lo they were about
+ * 2 000 a second a process, and its p99 was 14 us against 5 us without
+ * them (docs/performance.md, "The polling tail").  Not while looks find
+ * packets nobody took (an application that spins on memory, not its CQ,
+ * uroce_poll_rewatch): those looks are the progress thread's to time.
+ */
+void uroce_poll_beat(struct uroce_engine *eng)
+{
+	uint64_t now, fd_at;
+
+	if (__atomic_load_n(&eng->watch, __ATOMIC_RELAXED) != UROCE_WATCH_DEFERRED ||
+	    __atomic_load_n(&eng->looks_found, __ATOMIC_RELAXED))
+		return;
+	now = uroce_now_ns();
+	if (atomic_load(&eng->watchdog) && now >= atomic_load(&eng->tick_at_ns))
+		uroce_engine_run_timers(eng);
+	fd_at = atomic_load(&eng->fd_at_ns);
+	if (atomic_load(&eng->watchdog) && fd_at > now + WATCHDOG_NS / 2)
+		return;
+	pthread_mutex_lock(&eng->tick_lock);
+	/* Deferred still (the progress thread watches again under this
+	 * lock, watchdog_off), and not put off meanwhile by another thread. */
+	if (__atomic_load_n(&eng->watch, __ATOMIC_SEQ_CST) == UROCE_WATCH_DEFERRED &&
+	    (!atomic_load(&eng->watchdog) || atomic_load(&eng->fd_at_ns) <= now + WATCHDOG_NS / 2)) {
+		atomic_store(&eng->watchdog, true);
+		uroce_engine_tick_set_fd(eng, now + WATCHDOG_NS);
+	}
+	pthread_mutex_unlock(&eng->tick_lock);
+}
+
+void uroce_poll_watchdog_check(struct uroce_engine *eng)
+{
+	uint64_t now;
+
+	if (!atomic_load(&eng->watchdog))
+		return;
+	now = uroce_now_ns();
+	if (now < atomic_load(&eng->fd_at_ns))
+		return;
+	watchdog_off(eng);
+	eng->defer_check_ns = now;
 }
 
 bool uroce_poll_rewatch(struct uroce_engine *eng, unsigned int got)

@@ -86,8 +86,8 @@ void *uroce_progress_thread(void *arg)
 	uroce_poll_thread_start(eng);
 	while (!atomic_load(&eng->stop)) {
 		/* A stalled transmit queue is looked at every tick, a deferred
-		 * watch (poll.c) sooner; the timers wake the thread through
-		 * tick_fd. */
+		 * watch (poll.c) sooner unless an application keeps the time;
+		 * the timers (or its watchdog) wake the thread through tick_fd. */
 		uint64_t wait = busy ? 0 : uroce_xport_tx_left(eng->xport) ? UROCE_TICK_NS : UINT64_MAX;
 		bool woken_by_xport = false, handed_over = false;
 		unsigned int got = 0;
@@ -106,6 +106,7 @@ void *uroce_progress_thread(void *arg)
 			wait = held < wait ? held : wait;
 		}
 		n = progress_wait(eng, evs, 16, wait);
+		uroce_poll_watchdog_check(eng);
 		for (int i = 0; i < n; i++) {
 			uint64_t v;
 

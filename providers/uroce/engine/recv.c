@@ -173,6 +173,7 @@ void uroce_engine_poll(struct uroce_engine *eng)
 	if (uroce_parents(eng->gen))    /* the parent's sockets: never read here */
 		return;
 	uroce_poll_app_polled(eng);
+	uroce_poll_beat(eng);
 	/* The ACKs its last poll held: this thread did not post on their
 	 * QPs meanwhile, so they go now, before it looks for more, unless
 	 * their QP still waits for its own ACK (resp_ack.c, keep_for_post). */

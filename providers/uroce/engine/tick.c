@@ -19,22 +19,35 @@
  * old time, finds nothing due and sets the tick for the new earliest one.
  * Until 2026-11-28 the tick came every millisecond while any QP was armed:
  * a thousand wake-ups a second, each preempting a spinning application
- * thread on a busy machine (docs/performance.md).
+ * thread on a busy machine (docs/performance.md).  While an application
+ * that polls keeps the time (poll.c, uroce_poll_beat), its polls run the
+ * timers, and tick_fd is only its watchdog.
  */
-void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns)
+void uroce_engine_tick_set_fd(struct uroce_engine *eng, uint64_t at_ns)
 {
 	struct itimerspec its = { 0 };
 
+	atomic_store(&eng->fd_at_ns, at_ns);
+	if (at_ns == UINT64_MAX)
+		return;
+	/* An absolute time of 0 would disarm the timer. */
+	its.it_value.tv_sec = (time_t)(at_ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(at_ns % 1000000000u) + !at_ns;
+	if (timerfd_settime(eng->tick_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		uroce_engine_wake(eng);
+}
+
+void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns)
+{
 	if (at_ns >= atomic_load(&eng->tick_at_ns))
 		return;
 	pthread_mutex_lock(&eng->tick_lock);
 	if (at_ns < atomic_load(&eng->tick_at_ns)) {
 		atomic_store(&eng->tick_at_ns, at_ns);
-		/* An absolute time of 0 would disarm the timer. */
-		its.it_value.tv_sec = (time_t)(at_ns / 1000000000u);
-		its.it_value.tv_nsec = (long)(at_ns % 1000000000u) + !at_ns;
-		if (timerfd_settime(eng->tick_fd, TFD_TIMER_ABSTIME, &its, NULL))
-			uroce_engine_wake(eng);
+		/* A polling application keeps the time: it runs the timers
+		 * at its polls, and tick_fd stays at its watchdog's time. */
+		if (!atomic_load(&eng->watchdog))
+			uroce_engine_tick_set_fd(eng, at_ns);
 	}
 	pthread_mutex_unlock(&eng->tick_lock);
 }
