@@ -305,9 +305,15 @@ uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
  * packets nobody took (an application that spins on memory, not its CQ,
  * uroce_poll_rewatch): those looks are the progress thread's to time.
  */
+/* Is the watchdog off, or due to be put off at NOW? */
+static bool watchdog_wanted(const struct uroce_engine *eng, uint64_t now)
+{
+	return !atomic_load(&eng->watchdog) || atomic_load(&eng->fd_at_ns) <= now + WATCHDOG_NS / 2;
+}
+
 void uroce_poll_beat(struct uroce_engine *eng)
 {
-	uint64_t now, fd_at;
+	uint64_t now;
 
 	if (__atomic_load_n(&eng->watch, __ATOMIC_RELAXED) != UROCE_WATCH_DEFERRED ||
 	    __atomic_load_n(&eng->looks_found, __ATOMIC_RELAXED))
@@ -315,14 +321,13 @@ void uroce_poll_beat(struct uroce_engine *eng)
 	now = uroce_now_ns();
 	if (atomic_load(&eng->watchdog) && now >= atomic_load(&eng->tick_at_ns))
 		uroce_engine_run_timers(eng);
-	fd_at = atomic_load(&eng->fd_at_ns);
-	if (atomic_load(&eng->watchdog) && fd_at > now + WATCHDOG_NS / 2)
+	if (!watchdog_wanted(eng, now))
 		return;
 	pthread_mutex_lock(&eng->tick_lock);
 	/* Deferred still (the progress thread watches again under this
 	 * lock, watchdog_off), and not put off meanwhile by another thread. */
 	if (__atomic_load_n(&eng->watch, __ATOMIC_SEQ_CST) == UROCE_WATCH_DEFERRED &&
-	    (!atomic_load(&eng->watchdog) || atomic_load(&eng->fd_at_ns) <= now + WATCHDOG_NS / 2)) {
+	    watchdog_wanted(eng, now)) {
 		atomic_store(&eng->watchdog, true);
 		uroce_engine_tick_set_fd(eng, now + WATCHDOG_NS);
 	}
