@@ -26,6 +26,12 @@ PAIRS = [
     ("ib_read_lat / UDP round trip", "ib_read_lat", PT_KEYS, "udp_ping", PEER_KEYS, 2),
     ("rsockets ping-pong / kernel TCP", "rs_ping", PEER_KEYS, "tcp_ping", PEER_KEYS, 1),
     ("UCX tag_lat rc_verbs / UCX over TCP", "ucx_rc_tag_lat", UCX_KEYS, "ucx_tcp_tag_lat", UCX_KEYS, 1),
+    # The floors of two of them (bench/udp_peer.c, docs/performance.md):
+    # the channel as libibverbs reads it, through a thread and a pipe, and
+    # a round trip whose responder sleeps.  After the goals' pairs, which
+    # GOALS find first.
+    ("ib_send_lat -e / UDP thread and pipe", "ib_send_lat_ev", PT_KEYS, "udp_chan", PEER_KEYS, 1),
+    ("ib_read_lat / UDP round trip, pong asleep", "ib_read_lat", PT_KEYS, "udp_sleeper", PEER_KEYS, 2),
 ]
 STATS = ("typical", "mean", "p99", "p99.9")
 
@@ -58,8 +64,9 @@ RATE_GOALS = [
 CURVES = [("ib_send_lat", "ib_send_lat"), ("ib_send_lat -R", "ib_send_lat_cm"),
           ("ib_send_lat -e", "ib_send_lat_ev"), ("ib_write_lat", "ib_write_lat"),
           ("rsockets ping-pong", "rs_ping"), ("UDP busy-poll", "udp_ping"),
-          ("UDP blocking", "udp_block"), ("kernel TCP ping-pong", "tcp_ping")]
-PEER_CURVES = {"udp_ping", "udp_block", "tcp_ping"}
+          ("UDP blocking", "udp_block"), ("UDP via a thread and a pipe", "udp_chan"),
+          ("kernel TCP ping-pong", "tcp_ping")]
+PEER_CURVES = {"udp_ping", "udp_block", "udp_chan", "tcp_ping"}
 
 
 def _fig(res, where, name, key):

@@ -62,11 +62,18 @@ BOUNDS = [
     ("ib_read_lat 2 B typical / UDP one way busy + one way with a hop",
      ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_hop", "oneway_us")]),
     # The READ responder's application makes no verbs call: its progress
-    # thread sleeps, and on a quiet VM its CPU halts, so a READ is one
-    # busy-polled way plus one way to a sleeping thread, the blocking
-    # UDP ping-pong's wake-up (docs/performance.md, "ib_read_lat").
-    ("ib_read_lat 2 B typical / UDP one way busy + one way blocking",
-     ("ib_read_lat", "lat_typical_us"), [("udp_ping", "oneway_us"), ("udp_block", "oneway_us")]),
+    # thread sleeps, and on a quiet VM its CPU halts, so a READ is a round
+    # trip whose requester spins and whose responder is woken: the UDP
+    # ping-pong whose pong sleeps in recv() (udp_peer ... sleeper) has
+    # that shape (docs/performance.md, "ib_read_lat").
+    ("ib_read_lat 2 B typical / UDP round trip, pong asleep in recv",
+     ("ib_read_lat", "lat_typical_us"), [("udp_sleeper", "oneway_us"), ("udp_sleeper", "oneway_us")]),
+    # ibv_get_cq_event is libibverbs' own read() of the channel's fd: a
+    # provider that is not the kernel takes the datagram on a thread of
+    # its own and wakes the reader, two wake-ups a way (udp_peer ... chan,
+    # docs/performance.md, "Event path").
+    ("ib_send_lat -e 2 B typical / UDP one way via a thread + a pipe",
+     ("ib_send_lat_ev", "lat_typical_us"), [("udp_chan", "oneway_us")]),
     # UCX's tag_lat 8 B is one eager SEND of 17 B each way over rc_verbs:
     # against ib_send_lat at that size, what UCX itself adds.
     ("UCX tag_lat 8 B median / ib_send_lat 17 B (UCX's SEND) typical",

@@ -13,7 +13,8 @@
 #           (build/bench/idle_qps); a socket ping-pong and stream over
 #           rsockets (build/bench/tcp_peer under librspreload.so); UCX
 #           tag_lat and tag_bw over rc_verbs
-#   peers   UDP busy-poll and blocking ping-pongs, UDP sendmmsg stream, UDP
+#   peers   UDP busy-poll, blocking, thread-and-pipe and sleeping-pong
+#           ping-pongs, UDP sendmmsg stream, UDP
 #           GSO+GRO stream (build/bench/udp_peer), the same socket program
 #           over kernel TCP, iperf3 TCP, qperf tcp_lat/tcp_bw, ucx_perftest
 #           over TCP (put_lat, put_bw, tag_lat, tag_bw)
@@ -294,7 +295,7 @@ lat_all() {
 lat_step() {
 	local w=$1 step=$2 m t
 	if [ $w != xdp ]; then
-		for m in ping hop two block; do
+		for m in ping hop two block chan sleeper; do
 			udp_lat_$step $w $m
 		done
 	fi
@@ -369,9 +370,14 @@ kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | tail -1; }
 # (bench/udp_peer.c): the least one thread hop costs here; udp_two:
 # busy-polled, two datagrams a way in one GSO send (a message and an ACK,
 # as uroce sends them): the least that shape costs here.
-# udp_lat_run WHERE MODE: one run of ping-pong MODE (ping, hop, two), kept
-# for udp_lat_keep.  udp_block: both sides sleep in recv(), the peer of a
-# program asleep on a completion channel.
+# udp_lat_run WHERE MODE: one run of ping-pong MODE (ping, hop, two, block,
+# chan, sleeper), kept for udp_lat_keep.  udp_block: both sides sleep in
+# recv(), the peer of a program asleep on a completion channel; udp_chan:
+# each side's datagrams reach a thread asleep in recv(), which wakes the
+# main thread asleep in read() of a pipe, the least a completion channel
+# costs when libibverbs reads it and the kernel does not fill it;
+# udp_sleeper: ping busy-polls, pong sleeps in recv(), the shape of
+# ib_read_lat (its responder's process makes no call).
 declare -A UDP_LINES UDP_FAILED
 udp_lat_run() {
 	local w=$1 m=$2 f=$tmp/$1.udp_$2 mode= r

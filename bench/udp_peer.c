@@ -5,8 +5,9 @@
  * datagrams as fast as the kernel lets a simple program move them, and
  * report what that cost.
  *
- *   udp_peer pong PORT [hop|two|block]           echo datagrams (busy poll)
- *   udp_peer ping ADDR PORT SIZE ITERS [hop|two|block] ping-pong: one-way latency
+ *   udp_peer pong PORT [MODE]                echo datagrams (busy poll)
+ *   udp_peer ping ADDR PORT SIZE ITERS [MODE]  ping-pong: one-way latency
+ *   (MODE: hop, two, block, chan or sleeper; none: both sides busy-poll)
  *   udp_peer sink PORT [gro]                 receive a stream, report its rate
  *   udp_peer stream ADDR PORT SIZE SECS mmsg|gso   send a stream
  *
@@ -34,6 +35,20 @@
  * "block": both sides sleep in a blocking recv() for each datagram, as an
  * event-driven program does: the peer of a verbs program that sleeps on a
  * completion channel (ib_send_lat -e).  One wake-up per one-way message.
+ *
+ * "chan": as "hop", but the main thread sleeps too: the receiving thread
+ * writes 8 bytes into a pipe for each datagram, and the main thread waits
+ * in a blocking read() of that pipe.  That is the completion channel as
+ * libibverbs reads it: ibv_get_cq_event is a read() of the channel's fd,
+ * made by libibverbs itself, so no provider code runs in the sleeping
+ * thread, and a provider that is not the kernel must take the datagram on
+ * another thread and wake the reader.  Two wake-ups per one-way message:
+ * the least such a design costs here (docs/performance.md, "Event path").
+ *
+ * "sleeper": pong sleeps in a blocking recv() ("block") while ping
+ * busy-polls: the shape of ib_read_lat, whose requester spins on its CQ
+ * while the responder's process makes no call and its receiving thread is
+ * woken for every request (docs/performance.md, "ib_read_lat").
  *
  * ping prints the median, mean, p99 and p99.9 of the one-way times; with
  * BENCH_SAMPLES=FILE it also writes every one-way time (µs, sorted, one
@@ -82,7 +97,7 @@ static int udp_socket(int port)
 	return fd;
 }
 
-enum pp_mode { PP_BUSY, PP_HOP, PP_TWO, PP_BLOCK };
+enum pp_mode { PP_BUSY, PP_HOP, PP_TWO, PP_BLOCK, PP_CHAN, PP_SLEEPER };
 
 static enum pp_mode pp_mode(const char *arg)
 {
@@ -94,6 +109,10 @@ static enum pp_mode pp_mode(const char *arg)
 		return PP_TWO;
 	if (!strcmp(arg, "block"))
 		return PP_BLOCK;
+	if (!strcmp(arg, "chan"))
+		return PP_CHAN;
+	if (!strcmp(arg, "sleeper"))
+		return PP_SLEEPER;
 	fprintf(stderr, "udp_peer: unknown ping-pong mode %s\n", arg);
 	exit(2);
 }
@@ -181,11 +200,13 @@ static struct sockaddr_in peer_addr(const char *addr, int port)
 	return sa;
 }
 
-/* hop mode: the receiving thread.  Sleeps in recvfrom() and publishes
- * each datagram (length and sender) through ARRIVED, which the main thread
- * spins on; one datagram at a time, as a ping-pong has. */
+/* hop and chan modes: the receiving thread.  Sleeps in recvfrom() and
+ * publishes each datagram (length and sender) through ARRIVED, which the
+ * main thread spins on (hop) or learns of from the pipe (chan); one
+ * datagram at a time, as a ping-pong has. */
 struct hop {
 	int fd;
+	int pipe_r, pipe_w;          /* chan: one 8-byte word per wake-up; else -1 */
 	_Atomic uint64_t arrived;    /* datagrams received so far */
 	ssize_t len;
 	struct sockaddr_in from;
@@ -207,38 +228,54 @@ static void *hop_receiver(void *arg)
 
 		if (r < 0 && errno != EAGAIN && errno != EINTR)
 			die("recvfrom");
-		if (r < 0)
-			continue;
-		h->len = r;
-		h->from = from;
-		h->fl = fl;
-		atomic_fetch_add_explicit(&h->arrived, 1, memory_order_release);
+		if (r >= 0) {
+			h->len = r;
+			h->from = from;
+			h->fl = fl;
+			atomic_fetch_add_explicit(&h->arrived, 1, memory_order_release);
+		}
+		/* chan: the reader is woken for a datagram, and once a second
+		 * without one, to look at its clock. */
+		if (h->pipe_w >= 0 && (r >= 0 || errno == EAGAIN)) {
+			uint64_t word = 1;
+
+			if (write(h->pipe_w, &word, sizeof(word)) != sizeof(word))
+				die("write");
+		}
 	}
 	return NULL;
 }
 
-static struct hop *hop_start(int fd)
+static struct hop *hop_start(int fd, enum pp_mode mode)
 {
 	struct hop *h = calloc(1, sizeof(*h));
+	int p[2] = { -1, -1 };
 	pthread_t t;
 
 	if (!h)
 		die("calloc");
+	if (mode == PP_CHAN && pipe(p))
+		die("pipe");
 	h->fd = fd;
+	h->pipe_r = p[0];
+	h->pipe_w = p[1];
 	if (pthread_create(&t, NULL, hop_receiver, h))
 		die("pthread_create");
 	return h;
 }
 
 /* hop mode: spin until datagram number N (from 1) has arrived, or TIMEOUT_NS
- * passed; its length, or -1. */
+ * passed (chan: sleep in read() on the pipe meanwhile); its length, or -1. */
 static ssize_t hop_wait(struct hop *h, uint64_t n, uint64_t timeout_ns)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), word;
 
-	while (atomic_load_explicit(&h->arrived, memory_order_acquire) < n)
+	while (atomic_load_explicit(&h->arrived, memory_order_acquire) < n) {
 		if (now_ns() - t0 > timeout_ns)
 			return -1;
+		if (h->pipe_r >= 0 && read(h->pipe_r, &word, sizeof(word)) < 0 && errno != EINTR)
+			die("read");
+	}
 	return h->len;
 }
 
@@ -246,10 +283,16 @@ static ssize_t hop_wait(struct hop *h, uint64_t n, uint64_t timeout_ns)
  * has been silent for a while after it started. */
 static int pong(int port, enum pp_mode mode)
 {
-	int fd = pp_socket(port, mode, IDLE_END_NS);
+	int fd, hopping = mode == PP_HOP || mode == PP_CHAN;
 	char buf[MAX_DGRAM];
 	uint64_t last = 0, n = 0;
-	struct hop *h = mode == PP_HOP ? hop_start(fd) : NULL;
+	struct hop *h;
+
+	/* sleeper: this side sleeps in recv() */
+	if (mode == PP_SLEEPER)
+		mode = PP_BLOCK;
+	fd = pp_socket(port, mode, IDLE_END_NS);
+	h = hopping ? hop_start(fd, mode) : NULL;
 	size_t seg = 0;
 
 	printf("ready\n");
@@ -292,7 +335,7 @@ static int pong(int port, enum pp_mode mode)
 static int ping(const char *addr, int port, int size, int iters, enum pp_mode mode)
 {
 	struct sockaddr_in sa = peer_addr(addr, port);
-	int fd = pp_socket(0, mode, 100000000);
+	int fd, hopping = mode == PP_HOP || mode == PP_CHAN;
 	uint64_t *rtt = calloc(iters, sizeof(*rtt)), t0, got;
 	char buf[MAX_DGRAM] = { 0 };
 	struct hop *h;
@@ -301,6 +344,10 @@ static int ping(const char *addr, int port, int size, int iters, enum pp_mode mo
 	size_t len = mode == PP_TWO ? 2 * (size_t)size : (size_t)size;
 	size_t seg = mode == PP_TWO ? (size_t)size : 0, unused;
 
+	/* sleeper: this side busy-polls; the pong sleeps */
+	if (mode == PP_SLEEPER)
+		mode = PP_BUSY;
+	fd = pp_socket(0, mode, 100000000);
 	if (!rtt || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
 		die("connect");
 	/* Until the first echo comes back the server may not be there yet. */
@@ -320,7 +367,7 @@ warm:
 	usleep(100000);
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 		;
-	h = mode == PP_HOP ? hop_start(fd) : NULL;
+	h = hopping ? hop_start(fd, mode) : NULL;
 	got = 0;
 	c0 = cpu_s();
 	for (int i = 0; i < iters; i++) {
@@ -463,7 +510,8 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "stream"))
 		return stream(argv[2], atoi(argv[3]), atoi(argv[4]), atof(argv[5]),
 			      !strcmp(argv[6], "gso"));
-	fprintf(stderr, "usage: udp_peer pong PORT [hop|two|block] | ping ADDR PORT SIZE ITERS [hop|two|block] |\n"
+	fprintf(stderr, "usage: udp_peer pong PORT [MODE] | ping ADDR PORT SIZE ITERS [MODE] |\n"
+			"       (MODE: hop, two, block, chan or sleeper) |\n"
 			"       sink PORT [gro] | stream ADDR PORT SIZE SECS mmsg|gso\n");
 	return 2;
 }
