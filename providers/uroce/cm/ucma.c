@@ -17,6 +17,7 @@
 #include "cm/ucma.h"
 #include "cm/cm.h"
 #include "cm/gsi.h"
+#include "engine/engine.h"
 #include "knob/knob.h"
 #include "trace/trace.h"
 
@@ -404,6 +405,8 @@ static ssize_t ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
+	/* The application turns to the CM: what its polls held goes. */
+	uroce_engine_flush_held_all();
 	ret = c->fn(f, in.bytes, hdr.out);
 	pthread_mutex_lock(&ucma_lock);
 	if (--f->users || !f->closed)

@@ -279,6 +279,26 @@ struct uroce_engine *uroce_engine_get_dev(const char *name, const char *netdev,
 	return eng;
 }
 
+/*
+ * A poll holds the ACK of what it received for the post the application
+ * makes next (resp_ack.c); one that makes none meanwhile sends it at its
+ * next poll, and one that stops polling leaves it to the progress
+ * thread's next look or its watchdog, up to 5 ms away.  An application
+ * that calls into the CM has turned from that QP: its ACKs leave now, as a
+ * NIC's leave on receipt.  perftest -R's server waits for the completion
+ * of its last handshake SEND before it listens for the data connection,
+ * and its client connects at once: with that ACK held, the REQ came first
+ * and met REJ 8 in 5 of 6 runs on lo (docs/cm.md, perftest's race).
+ */
+void uroce_engine_flush_held_all(void)
+{
+	pthread_mutex_lock(&engines_lock);
+	for (struct uroce_engine *eng = engines; eng; eng = eng->next)
+		if (!uroce_parents(eng->gen))
+			uroce_resp_flush_held(eng, UROCE_HELD_ALL);
+	pthread_mutex_unlock(&engines_lock);
+}
+
 void uroce_engine_put(struct uroce_engine *eng)
 {
 	struct uroce_engine **pp;

@@ -96,6 +96,10 @@ void uroce_engine_poll(struct uroce_engine *eng);
  * held back (resp_ack.c: ACKs) leaves now, and the progress thread watches
  * the wire for it (poll.c). */
 void uroce_engine_poll_done(struct uroce_engine *eng);
+/* An application thread turns from its data path to the CM (cm/ucma.c):
+ * the ACKs its polls held for its next post leave now, on every engine of
+ * the process (engine.c). */
+void uroce_engine_flush_held_all(void);
 
 /* ---- QP 1: what the CM's GSI (cm/gsi.c) needs of a device's engine ---------- */
 
