@@ -50,7 +50,13 @@ struct uroce_sched_attr {
 
 enum {
 	LOOK_GAP_MAX_NS = 1000000,   /* quiet looks space out up to this (the timers' tick) */
-	DEFER_AFTER_WASTED = 4,      /* wasted wake-ups in a row before one */
+	/* Wasted wake-ups in a row before a deferral.  With 4, a ping-pong's
+	 * progress threads were woken for every datagram for the first 5-12
+	 * ms of a run, each wake-up preempting a spinning application: the
+	 * p99 of a 20 000-message ib_send_lat on the veth was 7-15 us in
+	 * one run of three, 3.8-4.6 us in 16 of 16 with 2
+	 * (docs/performance.md, "The polling tail"). */
+	DEFER_AFTER_WASTED = 2,
 	SPIN_POLLS = 8,              /* application polls between wake-ups: it spins */
 	LOOKS_TO_REWATCH = 3,        /* looks in a row that find packets end it */
 	APP_CPU_LOOK_NS = 1000000,   /* how often busy polling looks at the application's CPU use */
