@@ -299,6 +299,12 @@ uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
 	return eng->defer_check_ns > now ? eng->defer_check_ns - now : 0;
 }
 
+/* Is the watchdog off, or due to be put off at NOW? */
+static bool watchdog_wanted(const struct uroce_engine *eng, uint64_t now)
+{
+	return !atomic_load(&eng->watchdog) || atomic_load(&eng->fd_at_ns) <= now + WATCHDOG_NS / 2;
+}
+
 /*
  * An application thread polls the wire while the progress thread defers
  * to it: it keeps the time in the progress thread's place.  Its polls run
@@ -311,12 +317,6 @@ uint64_t uroce_poll_look_in_ns(const struct uroce_engine *eng)
  * packets nobody took (an application that spins on memory, not its CQ,
  * uroce_poll_rewatch): those looks are the progress thread's to time.
  */
-/* Is the watchdog off, or due to be put off at NOW? */
-static bool watchdog_wanted(const struct uroce_engine *eng, uint64_t now)
-{
-	return !atomic_load(&eng->watchdog) || atomic_load(&eng->fd_at_ns) <= now + WATCHDOG_NS / 2;
-}
-
 void uroce_poll_beat(struct uroce_engine *eng)
 {
 	uint64_t now;
