@@ -146,18 +146,14 @@ int uroce_knob_parse(const struct uroce_knob_def *d, const char *text, uint64_t 
 	return -EINVAL;
 }
 
-static struct knob_val {
-	int done;                    /* read (release-stored after num and str) */
-	uint64_t num;
-	const char *str;
-} vals[UROCE_KNOB_COUNT];
+struct uroce_knob_val uroce_knob_vals[UROCE_KNOB_COUNT];
 static pthread_mutex_t vals_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Read knob K from the environment, once; a refusal is said here. */
 static void knob_read(enum uroce_knob k)
 {
 	const struct uroce_knob_def *d = &uroce_knob_defs[k];
-	struct knob_val *v = &vals[k];
+	struct uroce_knob_val *v = &uroce_knob_vals[k];
 	const char *text = getenv(d->name);
 	char allowed[96], dflt[64];
 
@@ -177,33 +173,15 @@ static void knob_read(enum uroce_knob k)
 	}
 }
 
-static const struct knob_val *knob_get(enum uroce_knob k)
+const struct uroce_knob_val *uroce_knob_read(enum uroce_knob k)
 {
-	struct knob_val *v = &vals[k];
+	struct uroce_knob_val *v = &uroce_knob_vals[k];
 
-	/* Acquire: pairs with the release below, so num and str are whole. */
-	if (!__atomic_load_n(&v->done, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&vals_lock);
-		if (!v->done) {
-			knob_read(k);
-			__atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&vals_lock);
+	pthread_mutex_lock(&vals_lock);
+	if (!v->done) {
+		knob_read(k);
+		__atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
 	}
+	pthread_mutex_unlock(&vals_lock);
 	return v;
-}
-
-bool uroce_knob_on(enum uroce_knob k)
-{
-	return knob_get(k)->num != 0;
-}
-
-uint64_t uroce_knob_num(enum uroce_knob k)
-{
-	return knob_get(k)->num;
-}
-
-const char *uroce_knob_str(enum uroce_knob k)
-{
-	return knob_get(k)->str;
 }

@@ -108,10 +108,42 @@ struct uroce_knob_def {
 
 extern const struct uroce_knob_def uroce_knob_defs[UROCE_KNOB_COUNT];
 
+/* Each knob's value once read (knob.c).  The accessors below take it
+ * without a call once it has been: the engine reads some per packet. */
+struct uroce_knob_val {
+	int done;                    /* read (release-stored after num and str) */
+	uint64_t num;
+	const char *str;
+};
+extern struct uroce_knob_val uroce_knob_vals[UROCE_KNOB_COUNT];
+/* Read knob K from the environment (the first time), and its value. */
+const struct uroce_knob_val *uroce_knob_read(enum uroce_knob k);
+
+static inline const struct uroce_knob_val *uroce_knob_get(enum uroce_knob k)
+{
+	const struct uroce_knob_val *v = &uroce_knob_vals[k];
+
+	/* Acquire: pairs with knob_read's release, so num and str are whole. */
+	if (__builtin_expect(__atomic_load_n(&v->done, __ATOMIC_ACQUIRE), 1))
+		return v;
+	return uroce_knob_read(k);
+}
+
 /* The typed accessors: the knob's value, read once per process. */
-bool uroce_knob_on(enum uroce_knob k);           /* BOOL */
-uint64_t uroce_knob_num(enum uroce_knob k);      /* UINT, SIZE */
-const char *uroce_knob_str(enum uroce_knob k);   /* PATH: NULL if unset and no default */
+static inline bool uroce_knob_on(enum uroce_knob k)          /* BOOL */
+{
+	return uroce_knob_get(k)->num != 0;
+}
+
+static inline uint64_t uroce_knob_num(enum uroce_knob k)     /* UINT, SIZE */
+{
+	return uroce_knob_get(k)->num;
+}
+
+static inline const char *uroce_knob_str(enum uroce_knob k)  /* PATH: NULL if unset and no default */
+{
+	return uroce_knob_get(k)->str;
+}
 
 /* The parser proper: TEXT (non-empty) as knob D's value into *NUM; 0, or
  * -EINVAL. */
