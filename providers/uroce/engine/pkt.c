@@ -112,7 +112,7 @@ void uroce_pkt_trace_close(struct uroce_engine *eng)
 #define TXQ_MAX 64
 #define TX_WHOLE_MAX 256
 #define TX_SLOT_MAX (ROCE_MAX_HDR + TX_WHOLE_MAX + 8)
-static __thread struct {
+static __thread struct tx_queue {
 	struct uroce_engine *eng;
 	int depth;
 	uint64_t now_ns;             /* the batch's clock, read at first use; 0: not yet */
@@ -124,23 +124,40 @@ static __thread struct {
 	struct iovec iov[TXQ_MAX][UROCE_MAX_SGE + 2];
 } txq;
 
+/* txq's address, for one call of a function below.  In a shared library
+ * it is a call (__tls_get_addr), which GCC repeats at every use of txq
+ * even through a local pointer, unless the pointer is opaque to it: the
+ * send path made about 50 such calls a round trip (callgrind). */
+static inline struct tx_queue *txq_here(void)
+{
+	struct tx_queue *q = &txq;
+
+	__asm__("" : "+r"(q));
+	return q;
+}
+
 int uroce_tx_flush(void)
 {
-	struct uroce_engine *eng = txq.eng;
-	unsigned int n = txq.n, done = 0;
+	struct tx_queue *q = txq_here();
+	struct uroce_engine *eng = q->eng;
+	unsigned int n = q->n, done = 0;
 	int ret = 0;
 
-	txq.n = 0;
-	txq.used = 0;
+	q->n = 0;
+	q->used = 0;
 	while (done < n) {
-		int r = eng->xport->ops->send(eng->xport, txq.pkts + done, n - done);
+		int r = eng->xport->ops->send(eng->xport, q->pkts + done, n - done);
+
+		uint64_t bytes = 0;
 
 		if (r <= 0) {
 			ret = r ? r : -EIO;
 			break;
 		}
+		/* Counted once a call: each count is an atomic add. */
 		for (int i = 0; i < r; i++)
-			uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[done + i].len);
+			bytes += q->pkts[done + i].len;
+		uroce_count(eng, UROCE_STAT_TX_BYTES, bytes);
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, r);
 		done += r;
 	}
@@ -176,28 +193,34 @@ static uint64_t clock_ns(void)
  */
 uint64_t uroce_now_ns(void)
 {
-	if (txq.depth <= 0)
+	struct tx_queue *q = txq_here();
+
+	if (q->depth <= 0)
 		return clock_ns();
-	if (!txq.now_ns)
-		txq.now_ns = clock_ns();
-	return txq.now_ns;
+	if (!q->now_ns)
+		q->now_ns = clock_ns();
+	return q->now_ns;
 }
 
 void uroce_tx_begin(struct uroce_engine *eng)
 {
-	if (txq.n && txq.eng != eng)
+	struct tx_queue *q = txq_here();
+
+	if (q->n && q->eng != eng)
 		uroce_tx_flush();
-	txq.eng = eng;
-	txq.depth++;
+	q->eng = eng;
+	q->depth++;
 }
 
 int uroce_tx_end(struct uroce_engine *eng)
 {
+	struct tx_queue *q = txq_here();
+
 	(void)eng;
-	if (txq.depth > 0 && --txq.depth > 0)
+	if (q->depth > 0 && --q->depth > 0)
 		return 0;
-	txq.now_ns = 0;
-	return txq.n ? uroce_tx_flush() : 0;
+	q->now_ns = 0;
+	return q->n ? uroce_tx_flush() : 0;
 }
 
 static void path_of(struct uroce_path *p, const struct uroce_av *av, uint16_t sport)
@@ -262,6 +285,7 @@ static void rx_macs(struct roce_net *net, const struct uroce_rx *rx)
 static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
 		   const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
+	struct tx_queue *q = txq_here();
 	unsigned int s;
 	uint32_t plen = 0, padlen, crc;
 	uint16_t local = local_port(eng, av, pkt, payload, n);
@@ -272,13 +296,13 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 	bool in_one;
 	int h, k = 0;
 
-	if (txq.n && (txq.eng != eng || txq.n == TXQ_MAX ||
-		      txq.n >= eng->xport->caps.max_burst))
+	if (q->n && (q->eng != eng || q->n == TXQ_MAX ||
+		      q->n >= eng->xport->caps.max_burst))
 		uroce_tx_flush();
-	txq.eng = eng;
-	s = txq.n;
-	iov = txq.iov[s];
-	hdr = txq.bytes + txq.used;
+	q->eng = eng;
+	s = q->n;
+	iov = q->iov[s];
+	hdr = q->bytes + q->used;
 	for (int i = 0; i < n; i++)
 		plen += payload[i].iov_len;
 	padlen = roce_padlen(plen);
@@ -313,22 +337,22 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 			iov[k++] = payload[i];
 		iov[k++] = (struct iovec){ tail, padlen + 4 };
 	}
-	path_of(&txq.paths[s], av, sport);
-	txq.pkts[s] = (struct uroce_txpkt){
-		.path = &txq.paths[s], .iov = iov, .iovcnt = k, .len = h + plen + padlen + 4,
+	path_of(&q->paths[s], av, sport);
+	q->pkts[s] = (struct uroce_txpkt){
+		.path = &q->paths[s], .iov = iov, .iovcnt = k, .len = h + plen + padlen + 4,
 	};
-	if (local && eng->xport->ops->send_local(eng->xport, local, &txq.pkts[s]) == 0) {
+	if (local && eng->xport->ops->send_local(eng->xport, local, &q->pkts[s]) == 0) {
 		uroce_count(eng, UROCE_STAT_TX_PACKETS, 1);
-		uroce_count(eng, UROCE_STAT_TX_BYTES, txq.pkts[s].len);
+		uroce_count(eng, UROCE_STAT_TX_BYTES, q->pkts[s].len);
 	} else {
-		txq.n++;
-		txq.used = (size_t)(tail + padlen + 4 - txq.bytes);
+		q->n++;
+		q->used = (size_t)(tail + padlen + 4 - q->bytes);
 	}
 	if (trace || uroce_tracing) {
 		/* What the transports write (IBTA A17.4.5.1); the ICRC masks both. */
 		net.tos = av->traffic_class;
 		net.ttl = av->hop_limit ? av->hop_limit : net.ttl;
-		tx_macs(eng, &net, &txq.paths[s]);
+		tx_macs(eng, &net, &q->paths[s]);
 		roce_pcap_write(trace, &net, iov, k);
 	}
 	UROCE_TRACE(uroce_trace_pkt(t0, true, &net, iov, k));
@@ -338,9 +362,10 @@ static int enqueue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t
 int uroce_pkt_queue(struct uroce_engine *eng, const struct uroce_av *av, uint16_t sport,
 		    const struct roce_pkt *pkt, const struct iovec *payload, int n)
 {
+	struct tx_queue *q = txq_here();
 	int ret = enqueue(eng, av, sport, pkt, payload, n);
 
-	if (ret || txq.depth > 0)
+	if (ret || q->depth > 0)
 		return ret;
 	return uroce_tx_flush();
 }

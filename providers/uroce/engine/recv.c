@@ -69,8 +69,6 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	uint32_t qpn;
 	int ret;
 
-	uroce_count(eng, UROCE_STAT_RX_PACKETS, 1);
-	uroce_count(eng, UROCE_STAT_RX_BYTES, rx->len);
 	ret = uroce_pkt_parse(eng, rx, &pkt);
 	if (ret)
 		return;
@@ -139,6 +137,7 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST,
 					      by == UROCE_BURST_APP ? UROCE_RX_SPINNING : 0);
+		uint64_t bytes = 0;
 
 		if (n <= 0)
 			break;
@@ -146,8 +145,13 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
 		uroce_tx_begin(eng);
 		uroce_resp_acks_begin(eng);
 		uroce_up->cq_events_hold(true);
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
+			bytes += pkts[i].len;
 			uroce_engine_rx(eng, &pkts[i]);
+		}
+		/* Counted once a burst: each count is an atomic add. */
+		uroce_count(eng, UROCE_STAT_RX_PACKETS, (uint64_t)n);
+		uroce_count(eng, UROCE_STAT_RX_BYTES, bytes);
 		uroce_resp_flush_acks(eng, by);
 		uroce_tx_end(eng);
 		/* The ACKs are on the wire: now wake the sleepers. */
