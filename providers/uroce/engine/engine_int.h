@@ -271,11 +271,10 @@ enum uroce_burst_by {
 	UROCE_BURST_APP,             /* an application thread's CQ poll */
 };
 
-/* recv.c: local QP number QPN, its lock held, or NULL (none); a packet
- * arrived; everything the transport has, a burst at a time, dispatched
- * (rx_lock held): the packets taken. */
+/* recv.c: local QP number QPN, its lock held, or NULL (none); everything
+ * the transport has, a burst at a time, dispatched (rx_lock held): the
+ * packets taken. */
 struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn);
-void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx);
 unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_by by);
 
 /* progress.c: the progress thread (ARG: its engine); wake it: it has work

@@ -117,6 +117,7 @@ static __thread struct tx_queue {
 	int depth;
 	uint64_t now_ns;             /* the batch's clock, read at first use; 0: not yet */
 	unsigned int n;
+	uint32_t flushes;            /* flushes so far (uroce_tx_position) */
 	size_t used;                 /* of bytes */
 	struct uroce_txpkt pkts[TXQ_MAX];
 	struct uroce_path paths[TXQ_MAX];
@@ -145,6 +146,7 @@ int uroce_tx_flush(void)
 
 	q->n = 0;
 	q->used = 0;
+	q->flushes++;
 	while (done < n) {
 		int r = eng->xport->ops->send(eng->xport, q->pkts + done, n - done);
 
@@ -171,6 +173,60 @@ int uroce_tx_flush(void)
 		fprintf(stderr, "uroce: %s: %u of %u packets not sent: %s\n", eng->devname, n - done,
 			n, strerror(-ret));
 	return ret;
+}
+
+uint64_t uroce_tx_position(void)
+{
+	struct tx_queue *q = txq_here();
+
+	return (uint64_t)q->flushes << 32 | q->n;
+}
+
+static bool same_path(const struct uroce_path *a, const struct uroce_path *b)
+{
+	return a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
+	       a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
+	       a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
+	       !memcmp(a->dst, b->dst, 16);
+}
+
+/*
+ * A ping-pong's SEND of 5 bytes or more is longer than the ACK that goes
+ * with it, and a GSO datagram's segments are of one size but the last,
+ * which may be shorter: ACK first, they left as two datagrams, and the
+ * SEND reached the peer a datagram later (ib_send_lat -s 17 took 1 us a
+ * way more than -s 2 on lo, docs/performance.md).  The ACK last, they
+ * are one datagram, which the peer takes in one receive burst, and its
+ * engine dispatches a burst's responses before its requests (recv.c):
+ * its application sees the ACK's completion first, as from a NIC that
+ * sends it on receipt.  So the ACK moves only where that holds: behind the
+ * packets that follow it, if those are all of its path, of one size
+ * longer than it, and few enough for one datagram, with nothing of its
+ * path before it that the run would join.
+ */
+enum { TRAIL_MAX = 4 };     /* packets the ACK may follow: at most 4 x 4 KiB, one datagram */
+
+bool uroce_tx_ack_trails(uint64_t pos)
+{
+	struct tx_queue *q = txq_here();
+	unsigned int at = (uint32_t)pos, n = q->n;
+	struct uroce_txpkt ack;
+
+	if (pos >> 32 != q->flushes || at + 1 >= n || n - at - 1 > TRAIL_MAX || !q->eng ||
+	    !__atomic_load_n(&q->eng->xport->caps.tx_segmentation, __ATOMIC_RELAXED))
+		return false;
+	if (at && same_path(&q->paths[at - 1], &q->paths[at]))
+		return false;
+	for (unsigned int i = at + 1; i < n; i++)
+		if (!same_path(&q->paths[i], &q->paths[at]) || q->pkts[i].len != q->pkts[at + 1].len ||
+		    q->pkts[i].len <= q->pkts[at].len ||
+		    q->pkts[i].len > q->eng->xport->caps.max_payload)
+			return false;
+	/* Each packet keeps its own slot's path, iovecs and bytes. */
+	ack = q->pkts[at];
+	memmove(&q->pkts[at], &q->pkts[at + 1], (n - at - 1) * sizeof(q->pkts[0]));
+	q->pkts[n - 1] = ack;
+	return true;
 }
 
 static uint64_t clock_ns(void)

@@ -51,6 +51,12 @@ int uroce_pkt_queue(struct uroce_engine *eng, const struct uroce_av *av, uint16_
 void uroce_tx_begin(struct uroce_engine *eng);
 int uroce_tx_end(struct uroce_engine *eng);
 int uroce_tx_flush(void);
+/* Where the next packet this thread queues goes (it changes with every
+ * flush): the packet queued last is at this less one. */
+uint64_t uroce_tx_position(void);
+/* The ACK queued at POS goes behind the packets queued after it, if they
+ * and it then leave as one datagram (pkt.c); true if it moved. */
+bool uroce_tx_ack_trails(uint64_t pos);
 
 /* pcap tracing of every packet sent and received by the process's uroce
  * devices into $UROCE_PCAP ("%p" in it becomes the PID), at most

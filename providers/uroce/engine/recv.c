@@ -62,38 +62,43 @@ drop:
 	uroce_count(eng, UROCE_STAT_DROP_NO_QP, 1);
 }
 
-void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
+/* Parse and check RX into PKT (in arrival order: a packet trace records
+ * them so): true if it is for a QP, the CM or a group. */
+static bool rx_accept(struct uroce_engine *eng, const struct uroce_rx *rx, struct roce_pkt *pkt)
 {
-	struct roce_pkt pkt;
-	struct uroce_qp *qp = NULL;
-	uint32_t qpn;
-	int ret;
-
-	ret = uroce_pkt_parse(eng, rx, &pkt);
-	if (ret)
-		return;
-	if (uroce_debug && pkt.kind == ROCE_K_ACK && (pkt.syndrome & ROCE_AETH_TYPE_MASK))
-		fprintf(stderr, "uroce: rx NAK syndrome 0x%02x psn %u for QP %u\n", pkt.syndrome,
-			pkt.psn, pkt.dqpn);
+	if (uroce_pkt_parse(eng, rx, pkt))
+		return false;
+	if (uroce_debug && pkt->kind == ROCE_K_ACK && (pkt->syndrome & ROCE_AETH_TYPE_MASK))
+		fprintf(stderr, "uroce: rx NAK syndrome 0x%02x psn %u for QP %u\n", pkt->syndrome,
+			pkt->psn, pkt->dqpn);
 	/* The only P_Key is the default 0xffff; a packet matches if the low 15
 	 * bits agree (IBTA 10.9.3: membership bit aside). */
-	if ((pkt.pkey & 0x7fff) != 0x7fff) {
+	if ((pkt->pkey & 0x7fff) != 0x7fff) {
 		uroce_count(eng, UROCE_STAT_DROP_PKEY, 1);
-		return;
+		return false;
 	}
 	/* Congestion notifications: uroce does no rate control (DCQCN);
 	 * they are counted and dropped. */
-	if (pkt.kind == ROCE_K_CNP) {
+	if (pkt->kind == ROCE_K_CNP) {
 		uroce_count(eng, UROCE_STAT_DROP_OTHER, 1);
-		return;
+		return false;
 	}
-	qpn = pkt.dqpn;
+	return true;
+}
+
+/* PKT, accepted from RX: to its QP's completer or responder, to the CM, to
+ * a multicast group, or on to the process of this device that owns it. */
+static void rx_dispatch(struct uroce_engine *eng, struct uroce_rx *rx, const struct roce_pkt *pkt)
+{
+	struct uroce_qp *qp = NULL;
+	uint32_t qpn = pkt->dqpn;
+
 	if (qpn == CM_GSI_QPN) {
-		uroce_up->gsi_rx(eng, rx, &pkt);
+		uroce_up->gsi_rx(eng, rx, pkt);
 		return;
 	}
 	if (qpn == ROCE_QPN_MULTICAST) {
-		uroce_mcast_rx(eng, rx, &pkt);
+		uroce_mcast_rx(eng, rx, pkt);
 		return;
 	}
 	qp = uroce_engine_qp_locked(eng, qpn);
@@ -104,10 +109,10 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
 	struct uroce_qp_eng *qe = qp->engine;
 	uint32_t epsn = qe->epsn, una = qe->una_psn;
 
-	if (pkt.is_response)
-		uroce_comp_rx(qp, &pkt);
+	if (pkt->is_response)
+		uroce_comp_rx(qp, pkt);
 	else
-		uroce_resp_rx(qp, &pkt, rx);
+		uroce_resp_rx(qp, pkt, rx);
 	/* A peer whose source port we could not predict (another RoCE
 	 * implementation): connect to where it really sends from, so the rest
 	 * of the connection comes here directly.  Only for a packet the QP
@@ -131,13 +136,21 @@ void uroce_engine_rx(struct uroce_engine *eng, struct uroce_rx *rx)
  * per QP, IBTA 9.7.5.1.1) leaves together after it.  The packets taken. */
 unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_by by)
 {
-	static __thread struct uroce_rx pkts[RX_BURST];
+	static __thread struct {
+		struct uroce_rx pkts[RX_BURST];
+		struct roce_pkt parsed[RX_BURST];
+		bool accepted[RX_BURST];
+	} burst;
+	struct uroce_rx *pkts = burst.pkts;
+	struct roce_pkt *parsed = burst.parsed;
+	bool *accepted = burst.accepted;
 	unsigned int got = 0;
 
 	for (int round = 0; round < RX_ROUNDS; round++) {
 		int n = eng->xport->ops->recv(eng->xport, pkts, RX_BURST,
 					      by == UROCE_BURST_APP ? UROCE_RX_SPINNING : 0);
 		uint64_t bytes = 0;
+		bool requests = false;
 
 		if (n <= 0)
 			break;
@@ -145,10 +158,26 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
 		uroce_tx_begin(eng);
 		uroce_resp_acks_begin(eng);
 		uroce_up->cq_events_hold(true);
+		/*
+		 * The burst's responses are dispatched before its requests.  A
+		 * peer's ACK may share a datagram with its next SEND, behind it
+		 * (pkt.c, uroce_tx_ack_trails); dispatched first, its completion
+		 * still comes before the SEND's, as from a NIC that acknowledged
+		 * on receipt.  The requests a QP receives and the responses to
+		 * its own requests are separate streams (its responder's and its
+		 * requester's, IBTA 9.7), each kept in its order.
+		 */
 		for (int i = 0; i < n; i++) {
 			bytes += pkts[i].len;
-			uroce_engine_rx(eng, &pkts[i]);
+			accepted[i] = rx_accept(eng, &pkts[i], &parsed[i]);
+			if (accepted[i] && parsed[i].is_response)
+				rx_dispatch(eng, &pkts[i], &parsed[i]);
+			else
+				requests |= accepted[i];
 		}
+		for (int i = 0; requests && i < n; i++)
+			if (accepted[i] && !parsed[i].is_response)
+				rx_dispatch(eng, &pkts[i], &parsed[i]);
 		/* Counted once a burst: each count is an atomic add. */
 		uroce_count(eng, UROCE_STAT_RX_PACKETS, (uint64_t)n);
 		uroce_count(eng, UROCE_STAT_RX_BYTES, bytes);

@@ -363,7 +363,8 @@ void uroce_req_progress(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	bool sent_any = false, ack_after = false;
+	bool sent_any = false, ack_after = false, ack_first = false;
+	uint64_t ack_pos = 0;
 	uint32_t sent_from;
 
 	/* What the caller stored (una_psn) before sq.prod is read
@@ -388,11 +389,16 @@ void uroce_req_progress(struct uroce_qp *qp)
 	 * request was answered by a receive learns of the answer after its
 	 * own send completes, never before (perftest -e waits for them in
 	 * that order).  After them when the peer sees them only in memory
-	 * (ack_after_requests). */
+	 * (ack_after_requests), or in one datagram with them (below). */
 	if (qe->sq_next != ring_prod(&qp->sq)) {
 		ack_after = ack_after_requests(qp);
-		if (!ack_after)
+		if (!ack_after) {
+			uint64_t pos = uroce_tx_position();
+
 			uroce_resp_ack_before_requests(qp);
+			ack_first = uroce_tx_position() != pos;
+			ack_pos = uroce_tx_position() - 1;
+		}
 	}
 	while (qe->sq_next != ring_prod(&qp->sq)) {
 		struct uroce_send_wqe *w = ring_slot(&qp->sq, qe->sq_next);
@@ -437,6 +443,9 @@ void uroce_req_progress(struct uroce_qp *qp)
 	}
 	if (ack_after)
 		uroce_resp_flush_ack(qp);
+	/* The peer dispatches the ACK of a datagram first all the same. */
+	if (ack_first)
+		uroce_tx_ack_trails(ack_pos);
 	uroce_tx_flush();
 	uroce_tx_end(qe->eng);
 	uroce_mem_unlock(qp);

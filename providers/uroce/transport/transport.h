@@ -98,7 +98,8 @@ enum uroce_rx_flags {
 struct uroce_xport_caps {
 	uint32_t max_burst;         /* packets one send or recv call takes at most */
 	uint32_t max_payload;       /* largest packet (BTH..ICRC) the netdev's MTU lets through */
-	bool tx_segmentation;       /* runs of equal-size packets to one path leave as one (GSO) */
+	bool tx_segmentation;       /* runs of equal-size packets to one path leave as one (GSO;
+				     * __atomic: off once a path refuses it) */
 	bool rx_coalescing;         /* the kernel hands over runs of packets as one (GRO) */
 	bool frames;                /* carries whole Ethernet frames (writes L2..L4 itself) */
 };

@@ -194,6 +194,7 @@ static bool gso_refused(struct udp_xport *u, int err, unsigned int m)
 	if (!had_gso || (err != -EIO && err != -EINVAL && err != -EMSGSIZE && err != -ENOTSUP))
 		return false;
 	__atomic_store_n(&u->gso, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->x.caps.tx_segmentation, false, __ATOMIC_RELAXED);
 	return true;
 }
 
