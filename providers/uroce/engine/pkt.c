@@ -182,14 +182,6 @@ uint64_t uroce_tx_position(void)
 	return (uint64_t)q->flushes << 32 | q->n;
 }
 
-static bool same_path(const struct uroce_path *a, const struct uroce_path *b)
-{
-	return a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
-	       a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
-	       a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
-	       !memcmp(a->dst, b->dst, 16);
-}
-
 /*
  * A ping-pong's SEND of 5 bytes or more is longer than the ACK that goes
  * with it, and a GSO datagram's segments are of one size but the last,
@@ -215,11 +207,11 @@ bool uroce_tx_ack_trails(uint64_t pos)
 	if (pos >> 32 != q->flushes || at + 1 >= n || n - at - 1 > TRAIL_MAX || !q->eng ||
 	    !__atomic_load_n(&q->eng->xport->caps.tx_segmentation, __ATOMIC_RELAXED))
 		return false;
-	if (at && same_path(&q->paths[at - 1], &q->paths[at]))
+	if (at && uroce_path_same(&q->paths[at - 1], &q->paths[at]))
 		return false;
 	for (unsigned int i = at + 1; i < n; i++)
-		if (!same_path(&q->paths[i], &q->paths[at]) || q->pkts[i].len != q->pkts[at + 1].len ||
-		    q->pkts[i].len <= q->pkts[at].len ||
+		if (!uroce_path_same(&q->paths[i], &q->paths[at]) ||
+		    q->pkts[i].len != q->pkts[at + 1].len || q->pkts[i].len <= q->pkts[at].len ||
 		    q->pkts[i].len > q->eng->xport->caps.max_payload)
 			return false;
 	/* Each packet keeps its own slot's path, iovecs and bytes. */

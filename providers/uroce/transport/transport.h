@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -38,6 +39,17 @@ struct uroce_path {
 	uint8_t hop_limit;          /* IPv4 TTL / IPv6 hop limit; 0: the default */
 	uint32_t flow_label;        /* IPv6 */
 };
+
+/* Do packets on A and B leave with the same addresses, ports and IP fields?
+ * (Then a GSO datagram may carry both.) */
+static inline bool uroce_path_same(const struct uroce_path *a, const struct uroce_path *b)
+{
+	return a == b ||
+	       (a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
+		a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
+		a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
+		!memcmp(a->dst, b->dst, 16));
+}
 
 /*
  * One packet to send: the UDP payload, BTH .. ICRC, gathered from IOV; the

@@ -97,16 +97,6 @@ static inline struct udp_xport *to_udp(struct uroce_xport *x)
 	return (struct udp_xport *)x;
 }
 
-/* Do packets on A and B leave with the same addresses, ports and IP fields? */
-static inline bool udp_same_path(const struct uroce_path *a, const struct uroce_path *b)
-{
-	return a == b ||
-	       (a->family == b->family && a->sport == b->sport && a->dport == b->dport &&
-		a->tclass == b->tclass && a->hop_limit == b->hop_limit &&
-		a->flow_label == b->flow_label && !memcmp(a->src, b->src, 16) &&
-		!memcmp(a->dst, b->dst, 16));
-}
-
 /* udp.c: watch FD in the transport's epoll set as IDX (UDP_*_IDX/BASE). */
 int udp_epoll_add(struct udp_xport *u, int fd, uint64_t idx);
 

@@ -63,7 +63,7 @@ static unsigned int run_length(struct udp_xport *u, const struct uroce_txpkt *pk
 
 	if (!__atomic_load_n(&u->gso, __ATOMIC_RELAXED) || seg > u->x.caps.max_payload)
 		return 1;
-	while (k < n && k < GSO_MAX_SEGS && udp_same_path(pkts[k].path, pkts[0].path) &&
+	while (k < n && k < GSO_MAX_SEGS && uroce_path_same(pkts[k].path, pkts[0].path) &&
 	       pkts[k].len <= seg && bytes + pkts[k].len <= GSO_MAX_BYTES &&
 	       iovs + pkts[k].iovcnt <= iov_room) {
 		bytes += pkts[k].len;
@@ -229,7 +229,7 @@ int udp_send(struct uroce_xport *x, const struct uroce_txpkt *pkts, unsigned int
 			return sent ? (int)sent : fd;
 		/* The datagrams that leave through this socket: a connected
 		 * one's take an ID each. */
-		while (i < n && (c ? udp_same_path(pkts[i].path, p0) : same_socket(pkts[i].path, p0))) {
+		while (i < n && (c ? uroce_path_same(pkts[i].path, p0) : same_socket(pkts[i].path, p0))) {
 			unsigned int room = sizeof(tb.iov) / sizeof(tb.iov[0]) - iovs;
 			unsigned int run = run_length(u, pkts + i, n - i, room);
 

@@ -196,7 +196,7 @@ struct udp_txconn *udp_txconn_lock(struct udp_xport *u, const struct uroce_path 
 		return NULL;
 	c = &u->txconn[slot_of(p)];
 	pthread_mutex_lock(&c->lock);
-	if (c->path.family && !udp_same_path(&c->path, p)) {
+	if (c->path.family && !uroce_path_same(&c->path, p)) {
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}
