@@ -24,6 +24,10 @@ export UROCE=$build/cli/uroce
 . "$here/../lib/common.sh"
 . "$here/../lib/pairs.sh"
 . "$here/../cm/lib.sh"
+# A namespace of its own: the five releases run at once, and their builds
+# must not share the host's 127.0.0.1:4791 (one CI run's first QP was
+# refused EADDRINUSE there while another release's test ran).
+isolate_netns "$@"
 fail() { echo "FAIL [$ver]: $*" >&2; exit 1; }
 pass() { echo "ok [$ver]: $*"; }
 
