@@ -41,6 +41,16 @@ impaired_pair_with_devices F fa fb
 scale=${FAULTS_ITERS:-3}
 iters() { awk -v n="$1" -v s="$scale" 'BEGIN { n = int(n * s + 0.5); print n < 1 ? 1 : n }'; }
 reorder_field() { sed -n "s/^reorder [a-z]*:.* $1 \([0-9]*\).*/\1/p" <<<"$2" | tail -1; }
+# udp_in_errors: UDP InErrors (a full socket buffer among them) of both
+# ends' namespaces, summed.
+udp_in_errors() {
+	local ns n=0 v
+	for ns in $A $B; do
+		v=$(ip netns exec $ns awk '/^Udp:/ && $2 ~ /^[0-9]+$/ {print $4}' /proc/net/snmp)
+		n=$((n + ${v:-0}))
+	done
+	echo $n
+}
 stat_sum() { # stat_sum NAME FILES...: sum of UROCE_STATS's NAME=N
 	local name=$1
 	shift
@@ -102,9 +112,10 @@ verify() {
 	local before after tmo=()
 	case " $* " in *" reorder "*) tmo=(-t "${FAULTS_REORDER_ACK_TIMEOUT:-16}") ;; esac
 	before=$(dev_stats)
-	local drops0 xdp0
+	local drops0 xdp0 udperr0
 	xdp0=$(xdp_counts)
 	drops0=$(backlog_drops)
+	udperr0=$(udp_in_errors)
 	"$IMPAIR" set $ID rc-only spare-naks "$@" >/dev/null ||
 		fail "$name: impair set $ID rc-only spare-naks $*"
 	UROCE_STATS=1 ip netns exec $A timeout ${FAULTS_TIMEOUT:-80} "$UROCE" run "$VERBS_VERIFY" \
@@ -180,13 +191,22 @@ verify() {
 		# receiver the loaded machine ran late: 451 in one CI run, 6 of
 		# them corrupted); those are counted (xdp_rx_dropped,
 		# xdp_rx_ring_full) and may each have been a corrupted one.
-		local unseen xd xf
+		# The kernel drops some before a udp device sees them: a full
+		# socket buffer or backlog (UDP InErrors, softnet drops), counted.
+		# Where the wire reorders, one more may never arrive: a copy the
+		# reorder program still held when both processes closed their
+		# devices is released into no one's socket (CI saw 1509
+		# corrupted against 1508 ICRC drops once).  Corruption flips one
+		# byte at a fixed offset, so for a packet length the ICRC either
+		# always or never catches it: a real miss is many, not one.
+		local unseen xd xf late=0 held=""
 		xd=$(stat_delta xdp_rx_dropped "$before" "$after")
 		xf=$(stat_delta xdp_rx_ring_full "$before" "$after")
-		unseen=$(( ${xd:-0} + ${xf:-0} ))
+		unseen=$(( ${xd:-0} + ${xf:-0} + $(udp_in_errors) - udperr0 + $(backlog_drops) - drops0 ))
+		case " $* " in *" reorder "*) late=1 held=", still held by the reorder program at the end: at most 1" ;; esac
 		if [ -n "$icrc" ]; then
-			echo "   corrupted on the wire: $corrupted, dropped by uroce's ICRC check: $icrc, by an AF_XDP socket before it: $unseen"
-			[ $((icrc + unseen)) -ge "$corrupted" ] ||
+			echo "   corrupted on the wire: $corrupted, dropped by uroce's ICRC check: $icrc, by the kernel or an AF_XDP socket before it: $unseen$held"
+			[ $((icrc + unseen + late)) -ge "$corrupted" ] ||
 				cfail "$name: $corrupted packets corrupted but only $icrc dropped for a bad ICRC and $unseen before uroce (seed $seed)"
 		else
 			echo "   corrupted on the wire: $corrupted (no uroce stat / UROCE_STATS counters: ICRC drops not counted)"
