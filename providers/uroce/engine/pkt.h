@@ -52,8 +52,10 @@ void uroce_tx_begin(struct uroce_engine *eng);
 int uroce_tx_end(struct uroce_engine *eng);
 int uroce_tx_flush(void);
 /* Where the next packet this thread queues goes (it changes with every
- * flush): the packet queued last is at this less one. */
+ * flush): the packet queued last is at this less one.  NOWHERE: no
+ * position. */
 uint64_t uroce_tx_position(void);
+#define UROCE_TX_NOWHERE UINT64_MAX
 /* The ACK queued at POS goes behind the packets queued after it, if they
  * and it then leave as one datagram (pkt.c); true if it moved. */
 bool uroce_tx_ack_trails(uint64_t pos);

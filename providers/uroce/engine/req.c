@@ -363,8 +363,8 @@ void uroce_req_progress(struct uroce_qp *qp)
 {
 	struct uroce_qp_eng *qe = qp->engine;
 	enum ibv_qp_type type = qp->vqp.qp.qp_type;
-	bool sent_any = false, ack_after = false, ack_first = false;
-	uint64_t ack_pos = 0;
+	bool sent_any = false, ack_after = false;
+	uint64_t ack_pos = UROCE_TX_NOWHERE;   /* where the ACK sent first was queued */
 	uint32_t sent_from;
 
 	/* What the caller stored (una_psn) before sq.prod is read
@@ -396,8 +396,8 @@ void uroce_req_progress(struct uroce_qp *qp)
 			uint64_t pos = uroce_tx_position();
 
 			uroce_resp_ack_before_requests(qp);
-			ack_first = uroce_tx_position() != pos;
-			ack_pos = uroce_tx_position() - 1;
+			if (uroce_tx_position() != pos)
+				ack_pos = uroce_tx_position() - 1;
 		}
 	}
 	while (qe->sq_next != ring_prod(&qp->sq)) {
@@ -444,7 +444,7 @@ void uroce_req_progress(struct uroce_qp *qp)
 	if (ack_after)
 		uroce_resp_flush_ack(qp);
 	/* The peer dispatches the ACK of a datagram first all the same. */
-	if (ack_first)
+	if (ack_pos != UROCE_TX_NOWHERE)
 		uroce_tx_ack_trails(ack_pos);
 	uroce_tx_flush();
 	uroce_tx_end(qe->eng);
