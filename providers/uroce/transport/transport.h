@@ -204,6 +204,10 @@ struct uroce_xport_ops {
 	 * every 10 ms while receiving).  Called at the exit of a program that
 	 * did not close its device: the counts a failed run is read for. */
 	void (*sync_counters)(struct uroce_xport *x);
+	/* Before close: take no new datagram from the sockets other processes
+	 * share, so that the kernel gives the next ones to those processes;
+	 * what is queued already can still be received. */
+	void (*retire)(struct uroce_xport *x);
 };
 
 /* Packets the transport still holds after a stalled send: call tx_flush. */

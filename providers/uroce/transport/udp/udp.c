@@ -70,6 +70,31 @@ static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
 	return -EADDRINUSE;
 }
 
+/*
+ * The kernel gives a datagram for ADDR:4791 to one socket of the address's
+ * SO_REUSEPORT group, and with connected sockets in the group (steering)
+ * always to the same one: a process's shared socket took every CM MAD
+ * of the other processes of its address, and one that came between the
+ * last read and the close was lost (an rping server waited to the end for
+ * the DREQ a client sent as another server exited).  Connected to this
+ * process's own forwarding port, which sends to no 4791, the socket
+ * matches no sender from then on, and the kernel picks another member.
+ */
+static void udp_retire(struct uroce_xport *x)
+{
+	struct udp_xport *u = to_udp(x);
+
+	for (int i = 0; i < u->n_rx; i++) {
+		struct sockaddr_storage self;
+		socklen_t sl = uroce_xport_sockaddr(u->rx_addr[i].family, u->rx_addr[i].ip,
+						    x->fwd_port, u->ifindex, &self);
+
+		/* (One that cannot be connected takes datagrams to its close,
+		 * as before.) */
+		connect(u->rx_addr[i].fd, (struct sockaddr *)&self, sl);
+	}
+}
+
 static void udp_close(struct uroce_xport *x)
 {
 	struct udp_xport *u = to_udp(x);
@@ -191,4 +216,5 @@ const struct uroce_xport_ops uroce_udp_ops = {
 	.send_local = udp_send_local,
 	.mcast_join = udp_mcast_join,
 	.mcast_leave = udp_mcast_leave,
+	.retire = udp_retire,
 };
