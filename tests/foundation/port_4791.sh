@@ -19,8 +19,12 @@ tmp=$(mktemp -d /tmp/uroce-port4791.XXXXXX)
 on_exit "rm -rf '$tmp'"
 
 # hold ADDR: a Python process binds ADDR:4791 (no SO_REUSEPORT) until
-# killed; sets HOLDER to its pid.
+# killed; sets HOLDER to its pid.  The file is emptied here, not only by
+# the background job's redirection, which a loaded machine ran after the
+# wait below had read the last holder's "ready" (link add then ran before
+# the bind).
 hold() {
+	: >"$tmp/holder"
 	$PY - "$1" >"$tmp/holder" 2>&1 <<'EOF' &
 import socket, sys, time
 a = sys.argv[1]
