@@ -128,38 +128,29 @@ static void dump_counters(struct uroce_engine *eng)
 }
 
 /*
- * Before a process's sockets close, by engine_put or by its exit:
- * packets from other hosts land on any socket of a device's SO_REUSEPORT
- * group, and the kernel gives every CM MAD of an address to one of them
- * (udp.c, udp_retire).  So the transport first takes nothing new, then
- * what its sockets hold is handled (other processes' packets passed on,
- * docs/engine.md), bounded: RX_ROUNDS bursts; the ACKs held go too.  An
- * rping server lost the DREQ its client sent while another server's
- * process exited, and waited for it to the end (tests/cm/faults.sh).
- * TRIES: how often to try for the receive lock, 0: wait for it.
+ * Before engine_put closes the sockets: packets from other hosts land on
+ * any socket of a device's SO_REUSEPORT group, and the kernel gives every
+ * CM MAD of an address to one of them (udp.c, udp_retire).  So the
+ * transport first takes nothing new, then what its sockets hold is
+ * handled (other processes' packets passed on, docs/engine.md), bounded:
+ * RX_ROUNDS bursts; the ACKs held go too.  Not at exit: a drain from the
+ * library's destructor made rping >= 61 clients hang (3 of 42 release
+ * runs under load), so a process that exits with its device open still
+ * loses what came after its last read (docs/engine.md).
  */
-static void engine_leave(struct uroce_engine *eng, int tries)
+static void engine_leave(struct uroce_engine *eng)
 {
 	if (!eng->xport)
 		return;
 	if (eng->xport->ops->retire)
 		eng->xport->ops->retire(eng->xport);
-	if (!tries) {
-		pthread_mutex_lock(&eng->rx_lock);
-	} else {
-		/* At exit: the progress thread may be in a burst. */
-		while (pthread_mutex_trylock(&eng->rx_lock))
-			if (--tries <= 0)
-				return;
-			else
-				usleep(100);
-	}
+	pthread_mutex_lock(&eng->rx_lock);
 	uroce_engine_rx_bursts(eng, UROCE_BURST_PROGRESS);
 	pthread_mutex_unlock(&eng->rx_lock);
 	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
 }
 
-/* ... and at exit for the devices a program did not close (perftest
+/* UROCE_STATS=1 at exit too, for the devices a program did not close (perftest
  * exits without closing after a failed completion: the counters of a
  * failed run are the ones wanted most), after the transport has added
  * what the kernel still held for it. */
@@ -168,8 +159,6 @@ __attribute__((destructor)) static void dump_open_engines(void)
 	if (pthread_mutex_trylock(&engines_lock))
 		return;
 	for (struct uroce_engine *eng = engines; eng; eng = eng->next) {
-		if (!uroce_parents(eng->gen))
-			engine_leave(eng, 50);
 		if (eng->xport && eng->xport->ops->sync_counters)
 			eng->xport->ops->sync_counters(eng->xport);
 		dump_counters(eng);
@@ -356,7 +345,7 @@ void uroce_engine_put(struct uroce_engine *eng)
 		(void)0;
 	pthread_join(eng->thread, NULL);
 	uroce_mcast_close(eng);
-	engine_leave(eng, 0);
+	engine_leave(eng);
 	/* At once: the counters and tables engine_free puts away took
 	 * milliseconds on a loaded machine. */
 	if (eng->xport) {
