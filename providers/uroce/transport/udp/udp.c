@@ -73,12 +73,13 @@ static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
 /*
  * The kernel gives a datagram for ADDR:4791 to one socket of the address's
  * SO_REUSEPORT group, and with connected sockets in the group (steering)
- * always to the same one: a process's shared socket took every CM MAD
- * of the other processes of its address, and one that came between the
- * last read and the close was lost (an rping server waited to the end for
- * the DREQ a client sent as another server exited).  Connected to this
- * process's own forwarding port, which sends to no 4791, the socket
- * matches no sender from then on, and the kernel picks another member.
+ * always to the same one: a process's shared socket takes every CM MAD
+ * of the other processes of its address, and one that comes between the
+ * last read and the close is lost.  Connected to this process's own
+ * forwarding port, which sends to no 4791, the socket matches no sender
+ * from then on, and the kernel picks another member (engine_put retires,
+ * drains, then closes; a process that exits with its device open does
+ * not, docs/engine.md).
  */
 static void udp_retire(struct uroce_xport *x)
 {
