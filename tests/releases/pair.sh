@@ -11,7 +11,9 @@ lo_gid() {
 	"$U" run ibv_devinfo -v -d r0 | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:127\.0\.0\.1,.*/\1/p' | head -1
 }
 
-port=$(( 20000 + RANDOM % 20000 ))
+# Below the kernel's ephemeral range (32768 up), where another test's
+# connection may hold the port we choose.
+port=$(( 20000 + RANDOM % 12000 ))
 RUN=${RUN-run}
 pair() {
 	local gidopt=-g spid rc=0 i
