@@ -14,6 +14,19 @@ gid_of() { gid_matching "$1" "$2" "::ffff:$3,"; }
 
 PAIR_PORT=$(( 20000 + RANDOM % 5000 ))
 
+# kernel_drops NS...: what the kernel dropped of UDP in each namespace
+# ("" = here) and in the CPUs' backlogs, for a failed run's report.
+kernel_drops() {
+	local ns a b rest seen
+	for ns in "$@"; do
+		[ "${seen-unset}" = "$ns" ] && continue
+		seen=$ns
+		echo "--- kernel UDP errors${ns:+ in $ns}:" \
+			$(${ns:+ip netns exec $ns} nstat -az 2>/dev/null | awk '$1 ~ /^Udp6?(InErrors|RcvbufErrors|SndbufErrors)$/ {printf "%s=%s ", $1, $2}')
+	done
+	while read -r a b rest; do echo "--- backlog: processed $((16#$a)) dropped $((16#$b))"; done </proc/net/softnet_stat
+}
+
 # pair NAME SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID SERVER_ADDR -- CMD ARGS...
 # Runs CMD as server in SRV_NS and as client in CLI_NS (bounded by
 # PAIR_TIMEOUT seconds, default 120); fails the test if either exits non-zero
@@ -26,16 +39,21 @@ pair() {
 	on_exit "rm -f '$log' '$log.c'"
 	PAIR_PORT=$((PAIR_PORT + 1))
 	case $1 in ib_*) gidopt=-x ;; esac
-	${sns:+ip netns exec $sns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
+	# UROCE_STATS=1: a failed pair shows each side's counters (drops,
+	# retransmissions) at its exit.
+	${sns:+ip netns exec $sns} env UROCE_STATS=1 timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $sdev $gidopt $sgid -p $PAIR_PORT >"$log" 2>&1 &
 	spid=$!
 	stop_at_exit $spid
 	wait_listen $PAIR_PORT $spid 60 $sns || { cat "$log"; fail "$name: the server did not start"; }
-	${cns:+ip netns exec $cns} timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
+	${cns:+ip netns exec $cns} env UROCE_STATS=1 timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
 	# perftest and the pingpongs report failed completions and setup
-	# errors in words like these; none appears in a good run.
-	if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect' "$log" "$log.c"; then
+	# errors in words like these; none appears in a good run.  (The
+	# counters' names are left out: "uroce[PID] ..." to the line's end.)
+	if [ $rc -ne 0 ] || sed 's/uroce\[[0-9]*\].*//' "$log" "$log.c" |
+		grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect'; then
 		echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"
+		kernel_drops "$sns" "$cns"
 		fail "$name: $* (exit $rc)"
 	fi
 	# (UROCE_STATS=1's counters may follow perftest's last line unbroken.)
