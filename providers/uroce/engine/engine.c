@@ -133,10 +133,7 @@ static void dump_counters(struct uroce_engine *eng)
  * CM MAD of an address to one of them (udp.c, udp_retire).  So the
  * transport first takes nothing new, then what its sockets hold is
  * handled (other processes' packets passed on, docs/engine.md), bounded:
- * RX_ROUNDS bursts; the ACKs held go too.  Not at exit: a drain from the
- * library's destructor made rping >= 61 clients hang (3 of 42 release
- * runs under load), so a process that exits with its device open still
- * loses what came after its last read (docs/engine.md).
+ * RX_ROUNDS bursts; the ACKs held go too.
  */
 static void engine_leave(struct uroce_engine *eng)
 {
@@ -150,7 +147,31 @@ static void engine_leave(struct uroce_engine *eng)
 	uroce_resp_flush_held(eng, UROCE_HELD_ALL);
 }
 
-/* UROCE_STATS=1 at exit too, for the devices a program did not close (perftest
+/*
+ * At exit with the device open (rping, perftest): the same for the other
+ * processes' packets, but only passing them on.  The process's own
+ * objects are left alone: a full drain here, which delivered CM MADs to
+ * this process's CM and completions to its QPs, made rping >= 61 clients
+ * hang at exit (3 of 42 release runs under load).  The engine stops
+ * first, so the CM delivers nothing (gsi.c); the progress thread may be
+ * in a burst: the receive lock is tried for at most 5 ms.
+ */
+static void engine_leave_at_exit(struct uroce_engine *eng)
+{
+	if (!eng->xport || uroce_parents(eng->gen))
+		return;
+	atomic_store(&eng->stop, true);
+	if (eng->xport->ops->retire)
+		eng->xport->ops->retire(eng->xport);
+	for (int tries = 50; pthread_mutex_trylock(&eng->rx_lock); usleep(100))
+		if (--tries <= 0)
+			return;
+	uroce_engine_rx_pass_on(eng);
+	pthread_mutex_unlock(&eng->rx_lock);
+}
+
+/* At exit, for the devices a program did not close: the other processes'
+ * packets passed on (above), then UROCE_STATS=1's counters (perftest
  * exits without closing after a failed completion: the counters of a
  * failed run are the ones wanted most), after the transport has added
  * what the kernel still held for it. */
@@ -159,6 +180,7 @@ __attribute__((destructor)) static void dump_open_engines(void)
 	if (pthread_mutex_trylock(&engines_lock))
 		return;
 	for (struct uroce_engine *eng = engines; eng; eng = eng->next) {
+		engine_leave_at_exit(eng);
 		if (eng->xport && eng->xport->ops->sync_counters)
 			eng->xport->ops->sync_counters(eng->xport);
 		dump_counters(eng);

@@ -276,6 +276,10 @@ enum uroce_burst_by {
  * packets taken. */
 struct uroce_qp *uroce_engine_qp_locked(struct uroce_engine *eng, uint32_t qpn);
 unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_by by);
+/* recv.c: at exit (rx_lock held, eng->stop set): what the transport holds
+ * that belongs to another process goes on to it; this process's own is
+ * dropped, and none of its objects is touched.  The packets taken. */
+unsigned int uroce_engine_rx_pass_on(struct uroce_engine *eng);
 
 /* progress.c: the progress thread (ARG: its engine); wake it: it has work
  * that no packet will announce. */

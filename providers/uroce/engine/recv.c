@@ -197,6 +197,43 @@ unsigned int uroce_engine_rx_bursts(struct uroce_engine *eng, enum uroce_burst_b
 	return got;
 }
 
+unsigned int uroce_engine_rx_pass_on(struct uroce_engine *eng)
+{
+	static __thread struct {
+		struct uroce_rx pkts[RX_BURST];
+		struct roce_pkt parsed;
+	} burst;
+	unsigned int got = 0;
+
+	for (int round = 0; round < RX_ROUNDS; round++) {
+		int n = eng->xport->ops->recv(eng->xport, burst.pkts, RX_BURST, 0);
+
+		if (n <= 0)
+			break;
+		got += (unsigned int)n;
+		for (int i = 0; i < n; i++) {
+			struct uroce_rx *rx = &burst.pkts[i];
+			uint32_t qpn;
+
+			if (!rx_accept(eng, rx, &burst.parsed))
+				continue;
+			qpn = burst.parsed.dqpn;
+			/* The CM routes by its tables; with the engine stopping
+			 * it delivers nothing here (gsi.c, deliver). */
+			if (qpn == CM_GSI_QPN)
+				uroce_up->gsi_rx(eng, rx, &burst.parsed);
+			else if (qpn == ROCE_QPN_MULTICAST)
+				uroce_count(eng, UROCE_STAT_DROP_OTHER, 1);
+			else
+				forward(eng, qpn, rx);    /* ours: dropped */
+		}
+		uroce_count(eng, UROCE_STAT_RX_PACKETS, (uint64_t)n);
+		if (n < RX_BURST)
+			break;
+	}
+	return got;
+}
+
 /* An application thread polls its CQ and finds it empty: it serves the
  * wire itself, with no thread hop.  The transport's recv looks (a
  * non-blocking epoll, or an AF_XDP ring) without the engine's epoll set,
