@@ -32,7 +32,7 @@ at_once() {
 	for ((i = 0; i < n; i++)); do
 		log[i]=$(mktemp /tmp/uroce-many.XXXXXX)
 		on_exit "rm -f '${log[i]}' '${log[i]}.c'"
-		${sns:+ip netns exec $sns} timeout $PAIR_TIMEOUT "$UROCE" run "$@" -d $sdev -x $sgid \
+		${sns:+ip netns exec $sns} env UROCE_STATS=1 timeout $PAIR_TIMEOUT "$UROCE" run "$@" -d $sdev -x $sgid \
 			-p $((port0 + i)) >"${log[i]}" 2>&1 &
 		spid[i]=$!
 		stop_at_exit ${spid[i]}
@@ -41,7 +41,7 @@ at_once() {
 		wait_listen $((port0 + i)) ${spid[i]} 60 $sns || { cat "${log[i]}"; fail "$name: server $i did not start"; }
 	done
 	for ((i = 0; i < n; i++)); do
-		${cns:+ip netns exec $cns} timeout $PAIR_TIMEOUT "$UROCE" run "$@" -d $cdev -x $cgid \
+		${cns:+ip netns exec $cns} env UROCE_STATS=1 timeout $PAIR_TIMEOUT "$UROCE" run "$@" -d $cdev -x $cgid \
 			-p $((port0 + i)) $saddr >"${log[i]}.c" 2>&1 &
 		cpid[i]=$!
 		stop_at_exit ${cpid[i]}
@@ -49,10 +49,7 @@ at_once() {
 	for ((i = 0; i < n; i++)); do
 		wait ${cpid[i]} || rc=$?
 		wait ${spid[i]} || rc=$((rc ? rc : $?))
-		if [ $rc -ne 0 ] || grep -Eiq 'error|fail|couldn|unable' "${log[i]}" "${log[i]}.c"; then
-			echo "--- server $i"; cat "${log[i]}"; echo "--- client $i"; cat "${log[i]}.c"
-			fail "$name: pair $i of $n: $* (exit $rc)"
-		fi
+		pair_check "$name: pair $i of $n: $*" $rc "${log[i]}" "${log[i]}.c" "$sns" "$cns"
 	done
 	pass "$name: $n processes at once: $*"
 }

@@ -27,6 +27,22 @@ kernel_drops() {
 	while read -r a b rest; do echo "--- backlog: processed $((16#$a)) dropped $((16#$b))"; done </proc/net/softnet_stat
 }
 
+# pair_check WHAT RC SRV_LOG CLI_LOG SRV_NS CLI_NS: fails the test with
+# both logs and the kernel's drops if the pair exited RC (non-zero) or
+# printed an error.
+pair_check() {
+	local what=$1 rc=$2 slog=$3 clog=$4
+	# perftest and the pingpongs report failed completions and setup
+	# errors in words like these; none appears in a good run.  (The
+	# counters' names are left out: "uroce[PID] ..." to the line's end.)
+	if [ $rc -ne 0 ] || sed 's/uroce\[[0-9]*\].*//' "$slog" "$clog" |
+		grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect'; then
+		echo "--- server"; cat "$slog"; echo "--- client"; cat "$clog"
+		kernel_drops "$5" "$6"
+		fail "$what (exit $rc)"
+	fi
+}
+
 # pair NAME SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID SERVER_ADDR -- CMD ARGS...
 # Runs CMD as server in SRV_NS and as client in CLI_NS (bounded by
 # PAIR_TIMEOUT seconds, default 120); fails the test if either exits non-zero
@@ -47,15 +63,7 @@ pair() {
 	wait_listen $PAIR_PORT $spid 60 $sns || { cat "$log"; fail "$name: the server did not start"; }
 	${cns:+ip netns exec $cns} env UROCE_STATS=1 timeout ${PAIR_TIMEOUT:-120} "$UROCE" run "$@" -d $cdev $gidopt $cgid -p $PAIR_PORT $saddr >"$log.c" 2>&1 || rc=$?
 	wait $spid || rc=$((rc ? rc : $?))
-	# perftest and the pingpongs report failed completions and setup
-	# errors in words like these; none appears in a good run.  (The
-	# counters' names are left out: "uroce[PID] ..." to the line's end.)
-	if [ $rc -ne 0 ] || sed 's/uroce\[[0-9]*\].*//' "$log" "$log.c" |
-		grep -Eiq 'error|fail|couldn|unable|mismatch|incorrect'; then
-		echo "--- server"; cat "$log"; echo "--- client"; cat "$log.c"
-		kernel_drops "$sns" "$cns"
-		fail "$name: $* (exit $rc)"
-	fi
+	pair_check "$name: $*" $rc "$log" "$log.c" "$sns" "$cns"
 	# (UROCE_STATS=1's counters may follow perftest's last line unbroken.)
 	pass "$name: $*: $(grep -E 'iters in|^ *[0-9]+ +[0-9]+ ' "$log.c" | tail -1 | sed 's/uroce\[.*//' | tr -s ' \t' ' ')"
 }
