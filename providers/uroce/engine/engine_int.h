@@ -296,7 +296,7 @@ void uroce_engine_wake(struct uroce_engine *eng);
 void uroce_engine_start_tick(struct uroce_engine *eng);
 void uroce_engine_tick_by(struct uroce_engine *eng, uint64_t at_ns);
 void uroce_engine_arm(struct uroce_qp_eng *qe, bool on);
-void uroce_engine_run_timers(struct uroce_engine *eng);
+void uroce_engine_run_timers(struct uroce_engine *eng, enum uroce_burst_by by);
 /* Set tick_fd for AT_NS, whoever keeps the time (tick_lock held). */
 void uroce_engine_tick_set_fd(struct uroce_engine *eng, uint64_t at_ns);
 

@@ -326,7 +326,7 @@ void uroce_poll_beat(struct uroce_engine *eng)
 		return;
 	now = uroce_now_ns();
 	if (atomic_load(&eng->watchdog) && now >= atomic_load(&eng->tick_at_ns))
-		uroce_engine_run_timers(eng);
+		uroce_engine_run_timers(eng, UROCE_BURST_APP);
 	if (!watchdog_wanted(eng, now))
 		return;
 	pthread_mutex_lock(&eng->tick_lock);

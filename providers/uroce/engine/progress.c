@@ -143,7 +143,7 @@ void *uroce_progress_thread(void *arg)
 		if (handed_over)
 			busy_until = 0;
 		busy = uroce_poll_keep_busy(eng, handed_over ? 0 : got, &busy_until);
-		uroce_engine_run_timers(eng);
+		uroce_engine_run_timers(eng, UROCE_BURST_PROGRESS);
 		/* ACKs held for ack_hold_ns that no post took along (an
 		 * application's poll held them and started the tick; this
 		 * thread's own holds shorten its wait, above). */

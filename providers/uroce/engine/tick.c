@@ -90,13 +90,23 @@ void uroce_engine_arm(struct uroce_qp_eng *qe, bool on)
 
 /* The timers that are due, if the tick says some may be; then the tick is
  * set for the next.  It is cleared first: a timer started while the QPs
- * are looked at sets it again (uroce_engine_arm), so none is missed. */
-void uroce_engine_run_timers(struct uroce_engine *eng)
+ * are looked at sets it again (uroce_engine_arm), so none is missed.
+ *
+ * What the wire holds is read first (as BY): an ACK waiting in a socket
+ * has arrived, as a NIC takes it on receipt, and counts before a timeout
+ * does.  A thread kept off the CPU for a timeout's length on a loaded
+ * machine otherwise finds its QPs' timers run out while their peers'
+ * ACKs wait unread, and spends a retry on each. */
+void uroce_engine_run_timers(struct uroce_engine *eng, enum uroce_burst_by by)
 {
 	uint64_t now = uroce_now_ns(), next = UINT64_MAX;
 
 	if (now < atomic_load(&eng->tick_at_ns))
 		return;
+	if (pthread_mutex_trylock(&eng->rx_lock) == 0) {
+		uroce_engine_rx_bursts(eng, by);
+		pthread_mutex_unlock(&eng->rx_lock);
+	}
 	pthread_mutex_lock(&eng->tick_lock);
 	atomic_store(&eng->tick_at_ns, UINT64_MAX);
 	pthread_mutex_unlock(&eng->tick_lock);
