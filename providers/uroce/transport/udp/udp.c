@@ -78,8 +78,8 @@ static int addr_in_use(struct udp_xport *u, int family, const uint8_t *ip16)
  * last read and the close is lost.  Connected to this process's own
  * forwarding port, which sends to no 4791, the socket matches no sender
  * from then on, and the kernel picks another member (engine_put retires,
- * drains, then closes; a process that exits with its device open does
- * not, docs/engine.md).
+ * drains, then closes; at exit with the device open the engine retires
+ * and passes the other processes' packets on, docs/engine.md).
  */
 static void udp_retire(struct uroce_xport *x)
 {
